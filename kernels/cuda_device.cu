@@ -1,0 +1,40 @@
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "kernels/gpu.hpp"
+
+namespace chunkscope {
+
+GpuInfo probe_gpu() {
+  GpuInfo g;
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    g.reason = std::string("no usable CUDA device: ") + cudaGetErrorString(e);
+    cudaGetLastError();
+    return g;
+  }
+  if (n == 0) {
+    g.reason = "no CUDA device found";
+    return g;
+  }
+  cudaDeviceProp p{};
+  e = cudaGetDeviceProperties(&p, 0);
+  if (e != cudaSuccess) {
+    g.reason = std::string("cannot read CUDA device 0: ") + cudaGetErrorString(e);
+    return g;
+  }
+  int drv = 0, rt = 0;
+  cudaDriverGetVersion(&drv);
+  cudaRuntimeGetVersion(&rt);
+  g.available = true;
+  g.name = p.name;
+  g.cc_major = p.major;
+  g.cc_minor = p.minor;
+  g.driver = "driver " + std::to_string(drv / 1000) + "." + std::to_string((drv % 1000) / 10) + ", runtime " +
+             std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10);
+  return g;
+}
+
+}  // namespace chunkscope

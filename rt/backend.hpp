@@ -1,0 +1,66 @@
+#pragma once
+// The processing backend interface: prepare / process / reset.
+//   prepare  may allocate and fail; sizes everything for the largest chunk.
+//   process  noexcept, allocation-free, lock-free; returns a Status.
+//   reset    clears filter state without reallocating.
+#include <cstdint>
+
+#include "rt/status.hpp"
+
+namespace chunkscope {
+
+struct Plan;  // src/plan.hpp
+
+enum class DType : std::uint8_t { f32, f64 };
+
+/// "f32" / "f64". RT safe.
+constexpr const char* dtype_name(DType d) noexcept { return d == DType::f32 ? "f32" : "f64"; }
+constexpr unsigned dtype_size(DType d) noexcept { return d == DType::f32 ? 4u : 8u; }
+
+inline constexpr int kMaxChannels = 64;
+inline constexpr int kMaxChunkFrames = 65536;
+
+struct ProcessSpec {
+  double rate = 48000;
+  int channels = 2;
+  int max_frames = 1024;  // largest chunk process() will see
+  DType dtype = DType::f32;
+};
+
+/// Interleaved samples of one chunk, processed in place.
+struct AudioView {
+  void* data = nullptr;
+  int frames = 0;
+  int channels = 0;
+  DType dtype = DType::f32;
+};
+
+/// What one process() call did and where its time went (ns). Written by the backend.
+struct ProcessStats {
+  std::uint32_t dispatches = 0;    // native filter passes (CPU loops or kernels)
+  std::uint32_t launches = 0;      // kernel or graph launches (0 on the CPU)
+  std::uint32_t host_steps = 0;    // calibration steps paid in this chunk
+  std::int64_t launch_ns = 0;      // CPU time inside CUDA API calls
+  std::int64_t h2d_ns = 0;         // GPU event times
+  std::int64_t kernel_ns = 0;
+  std::int64_t d2h_ns = 0;
+  std::int64_t sync_ns = 0;        // CPU time waiting for the GPU
+  std::int64_t calib_ns = 0;       // time spent in spin/sleep steps
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// Short name for reports ("cpu", "cuda"). RT safe.
+  virtual const char* name() const noexcept = 0;
+  /// Execution mode for reports ("fused", "unfused", "eager", "graph"). RT safe.
+  virtual const char* mode() const noexcept = 0;
+  /// Sizes state and scratch for `spec` and `plan`. Allocates; not RT safe.
+  virtual Status prepare(const ProcessSpec& spec, const Plan& plan) = 0;
+  /// Runs the plan over one chunk in place, carrying state. RT safe: no allocation.
+  virtual Status process(AudioView io, ProcessStats* stats) noexcept = 0;
+  /// Zeroes filter state and chunk counters. RT safe: no allocation.
+  virtual void reset() noexcept = 0;
+};
+
+}  // namespace chunkscope

@@ -1,0 +1,147 @@
+#include "rt/cpu_backend.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <ctime>
+
+#include "rt/denormals.hpp"
+#include "rt/sos_math.hpp"
+#include "src/plan.hpp"
+
+namespace chunkscope {
+namespace {
+
+std::int64_t now_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// frame -> section -> channel. C > 0 fixes the channel count at compile time.
+template <class T, int C>
+void cascade_kernel(T* __restrict data, int frames, int channels_rt, const T* __restrict coef, int nsec,
+                    T* __restrict state) noexcept {
+  const int channels = C > 0 ? C : channels_rt;
+  for (int f = 0; f < frames; ++f) {
+    T* __restrict x = data + static_cast<std::ptrdiff_t>(f) * channels;
+    for (int s = 0; s < nsec; ++s) {
+      const T* c = coef + 5 * s;
+      const T b0 = c[0], b1 = c[1], b2 = c[2], a1 = c[3], a2 = c[4];
+      T* __restrict s1 = state + static_cast<std::ptrdiff_t>(2 * s) * channels;
+      T* __restrict s2 = s1 + channels;
+      for (int ch = 0; ch < channels; ++ch) x[ch] = biquad_step(b0, b1, b2, a1, a2, s1[ch], s2[ch], x[ch]);
+    }
+  }
+}
+
+}  // namespace
+
+void spin_for_ns(std::int64_t ns) noexcept {
+  const std::int64_t end = now_ns() + ns;
+  while (now_ns() < end) {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+void sleep_for_ns(std::int64_t ns) noexcept {
+  timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
+  }
+}
+
+Status CpuBackend::prepare(const ProcessSpec& spec, const Plan& plan) {
+  if (spec.channels < 1 || spec.channels > kMaxChannels || spec.max_frames < 1 ||
+      spec.max_frames > kMaxChunkFrames || !(spec.rate > 0))
+    return Status::invalid_argument;
+  spec_ = spec;
+  steps_.clear();
+  coef32_.clear();
+  coef64_.clear();
+  std::size_t state_len = 0;
+  for (const auto& ps : plan.steps) {
+    Step st;
+    if (ps.kind == PlanStep::Kind::cascade) {
+      st.kind = 0;
+      st.sections = static_cast<int>(ps.sections.size());
+      st.coef_offset = coef64_.size();
+      st.state_offset = state_len;
+      for (const auto& s : ps.sections) {
+        const double c[5] = {s[0], s[1], s[2], s[4], s[5]};  // normalised: a0 == 1
+        for (double v : c) {
+          coef64_.push_back(v);
+          coef32_.push_back(static_cast<float>(v));
+        }
+      }
+      state_len += 2u * ps.sections.size() * static_cast<std::size_t>(spec.channels);
+    } else {
+      st.kind = ps.kind == PlanStep::Kind::spin ? 1 : 2;
+      st.time_ns = ps.time_ns;
+      st.every = std::max<std::uint32_t>(1, ps.every);
+    }
+    steps_.push_back(st);
+  }
+  state32_.assign(spec.dtype == DType::f32 ? state_len : 0, 0.0f);
+  state64_.assign(spec.dtype == DType::f64 ? state_len : 0, 0.0);
+  chunk_index_ = 0;
+  prepared_ = true;
+  return Status::ok;
+}
+
+template <class T>
+void CpuBackend::run_cascade(const Step& st, T* data, int frames) noexcept {
+  const T* coef;
+  T* state;
+  if constexpr (sizeof(T) == 4) {
+    coef = coef32_.data() + st.coef_offset;
+    state = state32_.data() + st.state_offset;
+  } else {
+    coef = coef64_.data() + st.coef_offset;
+    state = state64_.data() + st.state_offset;
+  }
+  switch (spec_.channels) {
+    case 1: cascade_kernel<T, 1>(data, frames, 1, coef, st.sections, state); break;
+    case 2: cascade_kernel<T, 2>(data, frames, 2, coef, st.sections, state); break;
+    case 4: cascade_kernel<T, 4>(data, frames, 4, coef, st.sections, state); break;
+    case 8: cascade_kernel<T, 8>(data, frames, 8, coef, st.sections, state); break;
+    default: cascade_kernel<T, 0>(data, frames, spec_.channels, coef, st.sections, state); break;
+  }
+}
+
+Status CpuBackend::process(AudioView io, ProcessStats* stats) noexcept {
+  if (!prepared_) return Status::not_prepared;
+  if (io.channels != spec_.channels || io.dtype != spec_.dtype || io.frames < 0 || io.frames > spec_.max_frames ||
+      (io.frames > 0 && io.data == nullptr))
+    return Status::shape_mismatch;
+  ScopedFlushDenormals ftz;
+  ProcessStats local{};
+  for (const auto& st : steps_) {
+    if (st.kind == 0) {
+      if (io.dtype == DType::f32)
+        run_cascade(st, static_cast<float*>(io.data), io.frames);
+      else
+        run_cascade(st, static_cast<double*>(io.data), io.frames);
+      ++local.dispatches;
+    } else if (chunk_index_ % st.every == 0) {
+      const std::int64_t t0 = now_ns();
+      if (st.kind == 1)
+        spin_for_ns(st.time_ns);
+      else
+        sleep_for_ns(st.time_ns);
+      local.calib_ns += now_ns() - t0;
+      ++local.host_steps;
+    }
+  }
+  ++chunk_index_;
+  if (stats) *stats = local;
+  return Status::ok;
+}
+
+void CpuBackend::reset() noexcept {
+  std::fill(state32_.begin(), state32_.end(), 0.0f);
+  std::fill(state64_.begin(), state64_.end(), 0.0);
+  chunk_index_ = 0;
+}
+
+}  // namespace chunkscope

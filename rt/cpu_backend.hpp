@@ -1,0 +1,60 @@
+#pragma once
+// The CPU backend: each cascade step runs every section over every channel of a chunk,
+// sample by sample, in transposed direct form II with state carried across chunks.
+//
+// Design: chunks are interleaved, so the samples of one frame are contiguous; the loop
+// runs frame -> section -> channel, keeping the channel loop innermost over contiguous
+// data and contiguous state (state[section][channel]), which the compiler vectorises for
+// many channels and the out-of-order core pipelines across sections for few. Small
+// channel counts get their own instantiations so the inner loop unrolls.
+#include <cstdint>
+#include <vector>
+
+#include "rt/backend.hpp"
+
+namespace chunkscope {
+
+class CpuBackend final : public Backend {
+ public:
+  /// `fused` is only a label for reports; fusion is decided by the plan. Not RT safe.
+  explicit CpuBackend(bool fused_label = true) : fused_label_(fused_label) {}
+
+  const char* name() const noexcept override { return "cpu"; }
+  const char* mode() const noexcept override { return fused_label_ ? "fused" : "unfused"; }
+  /// Allocates coefficient and state arrays for the plan. Not RT safe.
+  Status prepare(const ProcessSpec& spec, const Plan& plan) override;
+  /// RT safe: no allocation, no locks; flushes denormals for the call.
+  Status process(AudioView io, ProcessStats* stats) noexcept override;
+  /// RT safe: zeroes state and the chunk counter.
+  void reset() noexcept override;
+
+  /// Chunks processed since prepare/reset. RT safe.
+  std::uint64_t chunks() const noexcept { return chunk_index_; }
+
+ private:
+  struct Step {
+    int kind = 0;  // 0 cascade, 1 spin, 2 sleep
+    int sections = 0;
+    std::size_t coef_offset = 0;   // into coef32_/coef64_ (5 per section)
+    std::size_t state_offset = 0;  // into state32_/state64_ (2 per section per channel)
+    std::int64_t time_ns = 0;
+    std::uint32_t every = 1;
+  };
+  template <class T>
+  void run_cascade(const Step& st, T* data, int frames) noexcept;
+
+  bool fused_label_;
+  bool prepared_ = false;
+  ProcessSpec spec_{};
+  std::vector<Step> steps_;
+  std::vector<float> coef32_, state32_;
+  std::vector<double> coef64_, state64_;
+  std::uint64_t chunk_index_ = 0;
+};
+
+/// Busy-waits for `ns` on the monotonic clock. RT safe (burns CPU by design).
+void spin_for_ns(std::int64_t ns) noexcept;
+/// Sleeps for `ns` (clock_nanosleep, relative). Calibration only; not for RT threads.
+void sleep_for_ns(std::int64_t ns) noexcept;
+
+}  // namespace chunkscope

@@ -1,0 +1,39 @@
+#pragma once
+// Flush-to-zero / denormals-are-zero for the calling thread. RT safe: no allocation, no
+// system call; two register moves.
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+#include <cstdint>
+
+namespace chunkscope {
+
+class ScopedFlushDenormals {
+ public:
+  /// Sets FTZ and DAZ on this thread; the destructor restores the previous mode. RT safe.
+  ScopedFlushDenormals() noexcept {
+#if defined(__x86_64__) || defined(__SSE__)
+    saved_ = _mm_getcsr();
+    _mm_setcsr(saved_ | 0x8040u);  // FTZ (bit 15) | DAZ (bit 6)
+#elif defined(__aarch64__)
+    std::uint64_t fpcr;
+    asm volatile("mrs %0, fpcr" : "=r"(fpcr));
+    saved_ = fpcr;
+    asm volatile("msr fpcr, %0" ::"r"(fpcr | (1ull << 24)));  // FZ
+#endif
+  }
+  ~ScopedFlushDenormals() noexcept {
+#if defined(__x86_64__) || defined(__SSE__)
+    _mm_setcsr(static_cast<unsigned>(saved_));
+#elif defined(__aarch64__)
+    asm volatile("msr fpcr, %0" ::"r"(saved_));
+#endif
+  }
+  ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
+  ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;
+
+ private:
+  std::uint64_t saved_ = 0;
+};
+
+}  // namespace chunkscope

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs the Debian packages chunkscope needs to build, test and run its demo,
+# but only those that are missing. Uses sudo when not root; never installs recommends.
+#   scripts/install-deps.sh          build + demo + tests
+#   scripts/install-deps.sh --check  list what is missing and exit 1 if anything is
+set -euo pipefail
+
+packages=(
+  cmake make g++ pkg-config git
+  libsndfile1-dev portaudio19-dev libjack-jackd2-dev
+  libconcurrentqueue-dev libreaderwriterqueue-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev libbenchmark-dev
+  jackd2
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${1:-}" = "--check" ]; then
+  if [ ${#missing[@]} -eq 0 ]; then echo "deps: all present"; exit 0; fi
+  echo "deps: missing: ${missing[*]}"; exit 1
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "deps: not root and sudo not found; install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+# jackd2 asks about real-time priority at install time; answer "no" without a prompt.
+echo "jackd2 jackd/tweak_rt_limits boolean false" | $sudo debconf-set-selections 2>/dev/null || true
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,80 @@
+#pragma once
+// Audio files through libsndfile: a reader that checks its input up front and a writer that
+// writes to a temporary file beside the target and renames it into place only on commit(),
+// so a failed run never leaves a partial file that looks complete. Not real-time.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace chunkscope {
+
+struct AudioInfo {
+  double rate = 0;
+  int channels = 0;
+  std::int64_t frames = 0;  // as the header states it
+  int format = 0;           // libsndfile SF_FORMAT_* major | subtype
+  std::string format_name;  // e.g. "WAV (Microsoft) / Signed 16 bit PCM"
+};
+
+class AudioReader {
+ public:
+  /// Opens `path`. Throws InputError when it is missing, unreadable, not audio or empty.
+  explicit AudioReader(const std::string& path);
+  ~AudioReader();
+  AudioReader(const AudioReader&) = delete;
+  AudioReader& operator=(const AudioReader&) = delete;
+
+  const AudioInfo& info() const { return info_; }
+  const std::string& path() const { return path_; }
+  /// Reads up to `frames` interleaved frames; returns the count read (0 at the end).
+  /// Throws RuntimeFailure when the file ends before the frame count its header states.
+  std::int64_t read(float* dst, std::int64_t frames);
+  std::int64_t read(double* dst, std::int64_t frames);
+  /// Frames delivered so far.
+  std::int64_t position() const { return pos_; }
+  /// Back to the first frame.
+  void rewind();
+
+ private:
+  template <class T>
+  std::int64_t read_impl(T* dst, std::int64_t frames);
+  std::string path_;
+  void* sf_ = nullptr;
+  AudioInfo info_;
+  std::int64_t pos_ = 0;
+};
+
+class AudioWriter {
+ public:
+  /// Prepares to write `path` with `format` (SF_FORMAT_*), rate and channels. The data go
+  /// to a temporary file until commit(). Throws InputError when the target cannot be written.
+  AudioWriter(const std::string& path, int format, double rate, int channels);
+  /// Removes the temporary file unless commit() succeeded.
+  ~AudioWriter();
+  AudioWriter(const AudioWriter&) = delete;
+  AudioWriter& operator=(const AudioWriter&) = delete;
+
+  /// Writes interleaved frames. Throws RuntimeFailure on a write error.
+  void write(const float* src, std::int64_t frames);
+  void write(const double* src, std::int64_t frames);
+  /// Closes the file and renames it to the target path. Throws RuntimeFailure.
+  void commit();
+  std::int64_t frames_written() const { return written_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_, tmp_;
+  void* sf_ = nullptr;
+  bool committed_ = false;
+  std::int64_t written_ = 0;
+};
+
+/// The libsndfile format to write `out_path` in: the input's format, unless the file
+/// extension names another container, then the closest valid subtype. Throws InputError
+/// for an unknown extension or a combination libsndfile cannot write.
+int output_format_for(const std::string& out_path, int input_format, int channels, double rate);
+
+/// "WAV (Microsoft) / Signed 16 bit PCM" for a format code.
+std::string format_name(int format);
+
+}  // namespace chunkscope

@@ -1,0 +1,92 @@
+#include "src/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <random>
+
+#include "rt/cpu_backend.hpp"
+#include "src/plan.hpp"
+
+namespace chunkscope {
+
+std::string bench_chain(int sections) {
+  std::string s;
+  for (int i = 0; i < sections; ++i) {
+    const double f = 100.0 * std::pow(100.0, sections > 1 ? static_cast<double>(i) / (sections - 1) : 0.0);
+    if (!s.empty()) s += " | ";
+    s += fmt::format("peak:{:.0f}:gain=3:q=1", f);
+  }
+  return s;
+}
+
+namespace {
+
+template <class T>
+BenchRow bench_one(const BenchOptions& opt, bool fused, int channels, int sections, int chunk, DType dt) {
+  using clock = std::chrono::steady_clock;
+  const Plan plan = plan_chain(bench_chain(sections), opt.rate, fused);
+  CpuBackend be(fused);
+  ProcessSpec spec{opt.rate, channels, chunk, dt};
+  be.prepare(spec, plan);
+  std::vector<T> buf(static_cast<std::size_t>(chunk) * static_cast<std::size_t>(channels));
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-0.5, 0.5);
+  for (auto& x : buf) x = static_cast<T>(u(rng));
+  AudioView v{buf.data(), chunk, channels, dt};
+  // calibrate the number of chunks per repeat
+  be.process(v, nullptr);
+  auto t0 = clock::now();
+  int n = 0;
+  while (std::chrono::duration<double>(clock::now() - t0).count() < opt.seconds_per_repeat / 4) {
+    be.process(v, nullptr);
+    ++n;
+  }
+  const int per_repeat = std::max(1, n * 4);
+  std::vector<double> gbs, ns_chunk;
+  const double work = static_cast<double>(sections) * chunk * channels;
+  for (int r = 0; r < opt.repeats; ++r) {
+    // keep the signal bounded: the filters have gain, refresh the input each repeat
+    for (auto& x : buf) x = static_cast<T>(u(rng));
+    be.reset();
+    const auto a = clock::now();
+    for (int i = 0; i < per_repeat; ++i) be.process(v, nullptr);
+    const double sec = std::chrono::duration<double>(clock::now() - a).count();
+    gbs.push_back(work * per_repeat / sec / 1e9);
+    ns_chunk.push_back(sec * 1e9 / per_repeat);
+  }
+  std::sort(gbs.begin(), gbs.end());
+  std::sort(ns_chunk.begin(), ns_chunk.end());
+  BenchRow row;
+  row.fused = fused;
+  row.channels = channels;
+  row.sections = sections;
+  row.chunk = chunk;
+  row.dtype = dt;
+  row.dispatches = plan.dispatches();
+  row.median_gbs = gbs[gbs.size() / 2];
+  row.min_gbs = gbs.front();
+  row.max_gbs = gbs.back();
+  row.median_ns_per_chunk = ns_chunk[ns_chunk.size() / 2];
+  return row;
+}
+
+}  // namespace
+
+std::vector<BenchRow> run_filter_bench(const BenchOptions& opt, const std::function<void(const BenchRow&)>& on_row) {
+  std::vector<BenchRow> rows;
+  for (DType dt : opt.dtypes)
+    for (bool fused : opt.fused)
+      for (int ch : opt.channels)
+        for (int sec : opt.sections)
+          for (int chunk : opt.chunks) {
+            BenchRow r = dt == DType::f32 ? bench_one<float>(opt, fused, ch, sec, chunk, dt)
+                                          : bench_one<double>(opt, fused, ch, sec, chunk, dt);
+            if (on_row) on_row(r);
+            rows.push_back(r);
+          }
+  return rows;
+}
+
+}  // namespace chunkscope

@@ -1,0 +1,335 @@
+#include "src/chain_spec.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "src/errors.hpp"
+
+namespace chunkscope {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  const char* ws = " \t\r\n";
+  const auto b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (;;) {
+    const auto p = s.find(sep, start);
+    out.push_back(s.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start));
+    if (p == std::string_view::npos) break;
+    start = p + 1;
+  }
+  return out;
+}
+
+bool ends_with_ci(std::string_view s, std::string_view suffix) {
+  if (s.size() < suffix.size()) return false;
+  auto tail = s.substr(s.size() - suffix.size());
+  for (std::size_t i = 0; i < suffix.size(); ++i) {
+    char a = tail[i], b = suffix[i];
+    if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
+    if (a != b) return false;
+  }
+  return true;
+}
+
+struct KindName {
+  const char* name;
+  StageKind kind;
+};
+constexpr KindName kKinds[] = {
+    {"lp", StageKind::lowpass},       {"hp", StageKind::highpass},
+    {"bp", StageKind::bandpass},      {"bs", StageKind::bandstop},
+    {"peak", StageKind::peak},        {"lowshelf", StageKind::lowshelf},
+    {"highshelf", StageKind::highshelf}, {"notch", StageKind::notch},
+    {"allpass", StageKind::allpass},  {"lp2", StageKind::lp2},
+    {"hp2", StageKind::hp2},          {"bp2", StageKind::bp2},
+    {"gain", StageKind::gain},        {"sos", StageKind::sos},
+    {"spin", StageKind::spin},        {"sleep", StageKind::sleep},
+};
+
+std::string known_names() {
+  std::string s;
+  for (const auto& k : kKinds) {
+    if (!s.empty()) s += ", ";
+    s += k.name;
+  }
+  return s;
+}
+
+}  // namespace
+
+const char* stage_name(StageKind k) {
+  for (const auto& e : kKinds)
+    if (e.kind == k) return e.name;
+  return "?";
+}
+
+bool is_iir(StageKind k) { return k != StageKind::spin && k != StageKind::sleep; }
+
+double parse_number(std::string_view s, std::string_view what) {
+  s = trim(s);
+  if (s.empty()) throw InputError(fmt::format("{}: missing value", what));
+  std::string_view body = s;
+  if (!body.empty() && body.front() == '+') body.remove_prefix(1);
+  double v = 0;
+  const auto* first = body.data();
+  const auto* last = body.data() + body.size();
+  auto [ptr, ec] = std::from_chars(first, last, v);
+  if (ec == std::errc::result_out_of_range)
+    throw InputError(fmt::format("{}: '{}' is out of range", what, s));
+  if (ec != std::errc() || ptr != last)
+    throw InputError(fmt::format("{}: '{}' is not a number", what, s));
+  if (!std::isfinite(v)) throw InputError(fmt::format("{}: '{}' is not a finite number", what, s));
+  return v;
+}
+
+double parse_frequency(std::string_view s, std::string_view what) {
+  s = trim(s);
+  double scale = 1.0;
+  std::string_view num = s;
+  if (ends_with_ci(num, "khz")) {
+    scale = 1000.0;
+    num.remove_suffix(3);
+  } else if (ends_with_ci(num, "hz")) {
+    num.remove_suffix(2);
+  } else if (ends_with_ci(num, "k")) {
+    scale = 1000.0;
+    num.remove_suffix(1);
+  }
+  return parse_number(num, what) * scale;
+}
+
+std::int64_t parse_duration_ns(std::string_view s, std::string_view what) {
+  s = trim(s);
+  struct Unit {
+    const char* suffix;
+    double ns;
+  };
+  // Longest suffixes first so "ms" is not read as "s".
+  constexpr Unit units[] = {{"ns", 1.0}, {"us", 1e3}, {"\xC2\xB5s", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  for (const auto& u : units) {
+    if (ends_with_ci(s, u.suffix)) {
+      std::string_view num = s.substr(0, s.size() - std::char_traits<char>::length(u.suffix));
+      const double v = parse_number(num, what);
+      if (v < 0) throw InputError(fmt::format("{}: '{}' is negative", what, s));
+      const double ns = v * u.ns;
+      if (ns > 3600e9) throw InputError(fmt::format("{}: '{}' is longer than an hour", what, s));
+      return static_cast<std::int64_t>(std::llround(ns));
+    }
+  }
+  if (s.empty()) throw InputError(fmt::format("{}: missing duration", what));
+  throw InputError(fmt::format("{}: '{}' needs a unit (ns, us, ms or s), e.g. 250us or 1.5ms", what, s));
+}
+
+namespace {
+
+struct Tokens {
+  std::vector<std::string_view> positional;
+  std::map<std::string, std::string_view, std::less<>> keys;
+};
+
+Tokens tokenize(std::string_view stage, const std::string& where) {
+  Tokens t;
+  auto parts = split(stage, ':');
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    auto p = trim(parts[i]);
+    if (p.empty()) throw InputError(fmt::format("{}: empty argument {}", where, i));
+    const auto eq = p.find('=');
+    if (eq == std::string_view::npos) {
+      if (!t.keys.empty())
+        throw InputError(fmt::format("{}: positional argument '{}' after key=value arguments", where, p));
+      t.positional.push_back(p);
+    } else {
+      std::string key(trim(p.substr(0, eq)));
+      auto val = trim(p.substr(eq + 1));
+      if (key.empty()) throw InputError(fmt::format("{}: '{}' has no key before '='", where, p));
+      if (val.empty()) throw InputError(fmt::format("{}: key '{}' has no value", where, key));
+      if (!t.keys.emplace(key, val).second)
+        throw InputError(fmt::format("{}: key '{}' given twice", where, key));
+    }
+  }
+  return t;
+}
+
+void expect_positional(const Tokens& t, std::size_t min, std::size_t max, const std::string& where,
+                       const char* usage) {
+  if (t.positional.size() < min)
+    throw InputError(fmt::format("{}: missing argument (usage: {})", where, usage));
+  if (t.positional.size() > max)
+    throw InputError(fmt::format("{}: too many arguments (usage: {})", where, usage));
+}
+
+void expect_keys(const Tokens& t, std::initializer_list<const char*> allowed, const std::string& where,
+                 const char* usage) {
+  for (const auto& [k, v] : t.keys) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || k == a;
+    if (!ok) throw InputError(fmt::format("{}: unknown key '{}' (usage: {})", where, k, usage));
+  }
+}
+
+int parse_order(std::string_view s, const std::string& where) {
+  const double v = parse_number(s, where + ": order");
+  if (v != std::floor(v)) throw InputError(fmt::format("{}: order '{}' is not an integer", where, s));
+  if (v < 1 || v > 16) throw InputError(fmt::format("{}: order {} is out of range 1..16", where, s));
+  return static_cast<int>(v);
+}
+
+double parse_positive_freq(std::string_view s, const std::string& where, const char* name) {
+  const double f = parse_frequency(s, fmt::format("{}: {}", where, name));
+  if (f <= 0) throw InputError(fmt::format("{}: {} {} Hz must be above 0", where, name, f));
+  return f;
+}
+
+double parse_q(const Tokens& t, const std::string& where) {
+  auto it = t.keys.find("q");
+  if (it == t.keys.end()) return 0;
+  const double q = parse_number(it->second, where + ": q");
+  if (q <= 0) throw InputError(fmt::format("{}: q={} must be above 0", where, it->second));
+  return q;
+}
+
+StageSpec parse_stage(std::string_view raw, std::size_t index) {
+  StageSpec st;
+  const auto text = trim(raw);
+  st.text = std::string(text);
+  const std::string where = fmt::format("chain stage {} '{}'", index + 1, text);
+  if (text.empty()) throw InputError(fmt::format("chain stage {} is empty", index + 1));
+  const auto name = trim(text.substr(0, text.find(':')));
+  bool found = false;
+  for (const auto& k : kKinds) {
+    if (name == k.name) {
+      st.kind = k.kind;
+      found = true;
+    }
+  }
+  if (!found)
+    throw InputError(fmt::format("{}: unknown stage '{}' (known: {})", where, name, known_names()));
+
+  if (st.kind == StageKind::sos) {
+    // The path is everything after "sos:" so that it may contain ':'.
+    const auto path = trim(text.substr(text.find(':') == std::string_view::npos ? text.size() : text.find(':') + 1));
+    if (path.empty()) throw InputError(fmt::format("{}: missing file (usage: sos:<file>)", where));
+    st.path = std::string(path);
+    return st;
+  }
+
+  const Tokens t = tokenize(text, where);
+  switch (st.kind) {
+    case StageKind::lowpass:
+    case StageKind::highpass: {
+      const char* usage = st.kind == StageKind::lowpass ? "lp:<cutoff>[:<order>]" : "hp:<cutoff>[:<order>]";
+      expect_positional(t, 1, 2, where, usage);
+      expect_keys(t, {"order"}, where, usage);
+      st.freqs = {parse_positive_freq(t.positional[0], where, "cutoff")};
+      st.order = 2;
+      if (t.positional.size() == 2) st.order = parse_order(t.positional[1], where);
+      if (auto it = t.keys.find("order"); it != t.keys.end()) {
+        if (t.positional.size() == 2) throw InputError(fmt::format("{}: order given twice", where));
+        st.order = parse_order(it->second, where);
+      }
+      break;
+    }
+    case StageKind::bandpass:
+    case StageKind::bandstop: {
+      const char* usage = st.kind == StageKind::bandpass ? "bp:<low>:<high>[:<order>]" : "bs:<low>:<high>[:<order>]";
+      expect_positional(t, 2, 3, where, usage);
+      expect_keys(t, {"order"}, where, usage);
+      const double lo = parse_positive_freq(t.positional[0], where, "low edge");
+      const double hi = parse_positive_freq(t.positional[1], where, "high edge");
+      if (!(lo < hi))
+        throw InputError(fmt::format("{}: band edges out of order ({} Hz is not below {} Hz)", where, lo, hi));
+      st.freqs = {lo, hi};
+      st.order = 2;
+      if (t.positional.size() == 3) st.order = parse_order(t.positional[2], where);
+      if (auto it = t.keys.find("order"); it != t.keys.end()) {
+        if (t.positional.size() == 3) throw InputError(fmt::format("{}: order given twice", where));
+        st.order = parse_order(it->second, where);
+      }
+      break;
+    }
+    case StageKind::peak:
+    case StageKind::lowshelf:
+    case StageKind::highshelf: {
+      const char* usage = st.kind == StageKind::peak ? "peak:<f0>:gain=<dB>[:q=<Q>]"
+                                                     : "lowshelf|highshelf:<f0>:gain=<dB>[:q=<Q>|:s=<S>]";
+      expect_positional(t, 1, 1, where, usage);
+      if (st.kind == StageKind::peak)
+        expect_keys(t, {"q", "gain"}, where, usage);
+      else
+        expect_keys(t, {"q", "gain", "s"}, where, usage);
+      st.freqs = {parse_positive_freq(t.positional[0], where, "f0")};
+      st.q = parse_q(t, where);
+      auto g = t.keys.find("gain");
+      if (g == t.keys.end()) throw InputError(fmt::format("{}: missing gain=<dB> (usage: {})", where, usage));
+      st.gain_db = parse_number(g->second, where + ": gain");
+      st.has_gain = true;
+      if (auto s = t.keys.find("s"); s != t.keys.end()) {
+        if (st.q != 0) throw InputError(fmt::format("{}: give q= or s=, not both", where));
+        st.slope = parse_number(s->second, where + ": s");
+        if (st.slope <= 0) throw InputError(fmt::format("{}: s={} must be above 0", where, s->second));
+      }
+      break;
+    }
+    case StageKind::notch:
+    case StageKind::allpass:
+    case StageKind::lp2:
+    case StageKind::hp2:
+    case StageKind::bp2: {
+      const auto usage = fmt::format("{}:<f0>[:q=<Q>]", stage_name(st.kind));
+      expect_positional(t, 1, 1, where, usage.c_str());
+      expect_keys(t, {"q"}, where, usage.c_str());
+      st.freqs = {parse_positive_freq(t.positional[0], where, "f0")};
+      st.q = parse_q(t, where);
+      break;
+    }
+    case StageKind::gain: {
+      expect_positional(t, 1, 1, where, "gain:<dB>");
+      expect_keys(t, {}, where, "gain:<dB>");
+      std::string_view v = t.positional[0];
+      if (ends_with_ci(v, "db")) v.remove_suffix(2);
+      st.gain_db = parse_number(v, where + ": gain");
+      st.has_gain = true;
+      if (std::fabs(st.gain_db) > 200)
+        throw InputError(fmt::format("{}: gain {} dB is outside -200..200 dB", where, st.gain_db));
+      break;
+    }
+    case StageKind::spin:
+    case StageKind::sleep: {
+      const auto usage = fmt::format("{}:<time>[:every=<N>]", stage_name(st.kind));
+      expect_positional(t, 1, 1, where, usage.c_str());
+      expect_keys(t, {"every"}, where, usage.c_str());
+      st.time_ns = parse_duration_ns(t.positional[0], where + ": time");
+      if (auto e = t.keys.find("every"); e != t.keys.end()) {
+        const double n = parse_number(e->second, where + ": every");
+        if (n < 1 || n != std::floor(n) || n > 1e9)
+          throw InputError(fmt::format("{}: every={} must be a whole number of chunks, 1 or more", where, e->second));
+        st.every = static_cast<std::uint32_t>(n);
+      }
+      break;
+    }
+    case StageKind::sos: break;
+  }
+  return st;
+}
+
+}  // namespace
+
+ChainSpec parse_chain(std::string_view text) {
+  ChainSpec c;
+  c.text = std::string(trim(text));
+  if (c.text.empty()) throw InputError("chain: the spec is empty (example: 'hp:80:4 | lp:12000:8')");
+  auto parts = split(c.text, '|');
+  for (std::size_t i = 0; i < parts.size(); ++i) c.stages.push_back(parse_stage(parts[i], i));
+  return c;
+}
+
+}  // namespace chunkscope

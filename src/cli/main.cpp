@@ -1,0 +1,308 @@
+// chunkscope command line. Every error is one line on stderr and a documented exit code
+// (docs/profiler.md, "Exit codes").
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "chunkscope/version.hpp"
+#include "src/bench.hpp"
+#include "src/cli/commands.hpp"
+#include "src/errors.hpp"
+#include "src/filter_design.hpp"
+#include "src/plan.hpp"
+#include "src/process_file.hpp"
+
+using namespace chunkscope;
+using nlohmann::json;
+
+namespace {
+
+const char* kind_label(StageKind k) {
+  switch (k) {
+    case StageKind::lowpass: return "Butterworth lowpass";
+    case StageKind::highpass: return "Butterworth highpass";
+    case StageKind::bandpass: return "Butterworth bandpass";
+    case StageKind::bandstop: return "Butterworth bandstop";
+    case StageKind::peak: return "cookbook peaking EQ";
+    case StageKind::lowshelf: return "cookbook low shelf";
+    case StageKind::highshelf: return "cookbook high shelf";
+    case StageKind::notch: return "cookbook notch";
+    case StageKind::allpass: return "cookbook allpass";
+    case StageKind::lp2: return "cookbook 2nd-order lowpass";
+    case StageKind::hp2: return "cookbook 2nd-order highpass";
+    case StageKind::bp2: return "cookbook 2nd-order bandpass (0 dB peak)";
+    case StageKind::gain: return "gain";
+    case StageKind::sos: return "SOS file";
+    case StageKind::spin: return "calibration busy-wait";
+    case StageKind::sleep: return "calibration sleep";
+  }
+  return "?";
+}
+
+const char* step_kind(PlanStep::Kind k) {
+  switch (k) {
+    case PlanStep::Kind::cascade: return "cascade";
+    case PlanStep::Kind::spin: return "spin";
+    case PlanStep::Kind::sleep: return "sleep";
+  }
+  return "?";
+}
+
+json sos_json(const std::vector<Sos>& v) {
+  json a = json::array();
+  for (const auto& s : v) a.push_back({s[0], s[1], s[2], s[3], s[4], s[5]});
+  return a;
+}
+
+std::vector<double> response_freqs(double rate, const std::vector<double>& extra) {
+  std::vector<double> f = extra;
+  if (f.empty()) f = {20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000};
+  std::vector<double> out;
+  for (double x : f)
+    if (x > 0 && x < rate / 2) out.push_back(x);
+  return out;
+}
+
+std::vector<Sos> all_sections(const Plan& p) {
+  std::vector<Sos> v;
+  for (const auto& s : p.steps) v.insert(v.end(), s.sections.begin(), s.sections.end());
+  return v;
+}
+
+int cmd_chain(const std::string& spec, double rate, bool json_out, bool no_fuse, const std::vector<double>& freqs) {
+  const Plan plan = plan_chain(spec, rate, !no_fuse);
+  const auto cascade = all_sections(plan);
+  const auto fr = response_freqs(rate, freqs);
+  if (json_out) {
+    json j;
+    j["schema"] = "chunkscope.chain/1";
+    j["spec"] = plan.spec;
+    j["rate"] = rate;
+    j["fused"] = plan.fused;
+    j["dispatches_per_chunk"] = plan.dispatches();
+    j["sections_per_sample"] = plan.total_sections();
+    j["host_steps"] = plan.host_steps();
+    json st = json::array();
+    for (std::size_t i = 0; i < plan.stages.size(); ++i) {
+      const auto& s = plan.stages[i];
+      json e{{"index", i + 1}, {"text", s.spec.text}, {"name", stage_name(s.spec.kind)}, {"kind", kind_label(s.spec.kind)},
+             {"sections", sos_json(s.sections)}};
+      if (s.spec.kind == StageKind::spin || s.spec.kind == StageKind::sleep) {
+        e["time_ns"] = s.spec.time_ns;
+        e["every"] = s.spec.every;
+      }
+      st.push_back(e);
+    }
+    j["stages"] = st;
+    json steps = json::array();
+    for (const auto& s : plan.steps) {
+      json idx = json::array();
+      for (auto i : s.stages) idx.push_back(i + 1);
+      json e{{"kind", step_kind(s.kind)}, {"stages", idx}, {"sections", sos_json(s.sections)}};
+      if (s.kind != PlanStep::Kind::cascade) {
+        e["time_ns"] = s.time_ns;
+        e["every"] = s.every;
+      }
+      steps.push_back(e);
+    }
+    j["steps"] = steps;
+    json r = json::array();
+    for (double f : fr) r.push_back({{"hz", f}, {"db", sos_response_db(cascade, f, rate)}});
+    j["response_db"] = r;
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  fmt::print("chain      {}\n", plan.spec);
+  fmt::print("rate       {} Hz\n", rate);
+  fmt::print("fusion     {}\n", plan.fused ? "on (consecutive filters share one cascade)" : "off (one pass per filter)");
+  fmt::print("dispatches {} per chunk ({} sections per sample per channel, {} calibration steps)\n\n",
+             plan.dispatches(), plan.total_sections(), plan.host_steps());
+  for (std::size_t i = 0; i < plan.stages.size(); ++i) {
+    const auto& s = plan.stages[i];
+    fmt::print("stage {}  {}  [{}]\n", i + 1, s.spec.text, kind_label(s.spec.kind));
+    if (s.spec.kind == StageKind::spin || s.spec.kind == StageKind::sleep)
+      fmt::print("    {} ns, paid by one chunk in {}\n", s.spec.time_ns, s.spec.every);
+    for (const auto& c : s.sections)
+      fmt::print("    {:>24.17g} {:>24.17g} {:>24.17g} | {:.17g} {:>24.17g} {:>24.17g}\n", c[0], c[1], c[2], c[3], c[4], c[5]);
+  }
+  fmt::print("\nplanned steps per chunk\n");
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const auto& s = plan.steps[i];
+    std::string idx;
+    for (auto k : s.stages) idx += (idx.empty() ? "" : ",") + std::to_string(k + 1);
+    if (s.kind == PlanStep::Kind::cascade)
+      fmt::print("  {}. cascade of {} sections (stages {})\n", i + 1, s.sections.size(), idx);
+    else
+      fmt::print("  {}. {} {} ns every {} chunk(s) (stage {})\n", i + 1, step_kind(s.kind), s.time_ns, s.every, idx);
+  }
+  fmt::print("\nresponse\n");
+  for (double f : fr) fmt::print("  {:>8g} Hz  {:>9.3f} dB\n", f, sos_response_db(cascade, f, rate));
+  return kExitOk;
+}
+
+int cmd_process(const std::string& in, const std::string& out, const ProcessOptions& opt) {
+  const auto r = process_file(in, out, opt);
+  fmt::print("{} -> {}: {} frames ({:.3f} s, {} ch, {} Hz) in {} chunks of {} frames, {} dispatch(es) per chunk\n", in,
+             out, r.frames, static_cast<double>(r.frames) / r.rate, r.channels, r.rate, r.chunks, opt.chunk,
+             r.dispatches_per_chunk);
+  fmt::print("  read as {}; written as {}\n", r.in_format, r.out_format);
+  return kExitOk;
+}
+
+int cmd_bench(BenchOptions opt, const std::string& json_path) {
+  fmt::print("{:<8} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10} {:>10} {:>10} {:>12}\n", "chain", "dtype", "ch", "sec", "chunk",
+             "disp", "Gbq-s/s", "min", "max", "ns/chunk");
+  auto rows = run_filter_bench(opt, [](const BenchRow& r) {
+    fmt::print("{:<8} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.0f}\n",
+               r.fused ? "fused" : "unfused", dtype_name(r.dtype), r.channels, r.sections, r.chunk, r.dispatches,
+               r.median_gbs, r.min_gbs, r.max_gbs, r.median_ns_per_chunk);
+    std::fflush(stdout);
+  });
+  fmt::print("Gbq-s/s: 1e9 biquad-samples per second (sections x frames x channels / s), median of {} repeats\n",
+             opt.repeats);
+  if (!json_path.empty()) {
+    json j;
+    j["schema"] = "chunkscope.bench/1";
+    j["unit"] = "1e9 biquad-samples per second";
+    j["repeats"] = opt.repeats;
+    json a = json::array();
+    for (const auto& r : rows)
+      a.push_back({{"fused", r.fused}, {"dtype", dtype_name(r.dtype)}, {"channels", r.channels}, {"sections", r.sections},
+                   {"chunk", r.chunk}, {"dispatches", r.dispatches}, {"median_gbs", r.median_gbs},
+                   {"min_gbs", r.min_gbs}, {"max_gbs", r.max_gbs}, {"median_ns_per_chunk", r.median_ns_per_chunk}});
+    j["rows"] = a;
+    write_json_file(json_path, j);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+namespace chunkscope {
+
+void write_json_file(const std::string& path, const json& j) {
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream o(tmp);
+    if (!o) throw InputError(fmt::format("output '{}': cannot write", path));
+    o << j.dump(2) << "\n";
+    if (!o) {
+      std::remove(tmp.c_str());
+      throw RuntimeFailure(fmt::format("output '{}': write failed", path));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw RuntimeFailure(fmt::format("output '{}': cannot move into place", path));
+  }
+}
+
+}  // namespace chunkscope
+
+int main(int argc, char** argv) {
+  CLI::App app{"chunkscope: does this audio filter chain keep real time? Measures every chunk at every stage."};
+  app.set_version_flag("--version", fmt::format("chunkscope {} ({})", kVersion, kGitCommit));
+  app.require_subcommand(1);
+
+  // chain
+  std::string spec;
+  double rate = 48000;
+  bool json_out = false, no_fuse = false;
+  std::vector<double> freqs;
+  auto* chain = app.add_subcommand("chain", "Show the planned chain: stages, sections, dispatches and response");
+  chain->add_option("spec", spec, "Chain spec, e.g. 'hp:80:4 | lp:12000:8 | peak:1000:q=0.7:gain=6'")->required();
+  chain->add_option("--rate,-r", rate, "Sample rate in Hz")->capture_default_str();
+  chain->add_flag("--json", json_out, "Print JSON (schema chunkscope.chain/1)");
+  chain->add_flag("--no-fuse", no_fuse, "One pass per filter instead of one fused cascade");
+  chain->add_option("--freqs", freqs, "Frequencies (Hz) for the response table")->delimiter(',');
+
+  // process
+  std::string in, out, dtype = "f32";
+  ProcessOptions popt;
+  long long chunk = 1024;
+  auto* proc = app.add_subcommand("process", "Run a file through the chain in chunks (single thread, no pacing)");
+  proc->add_option("input", in, "Input audio file (anything libsndfile reads)")->required();
+  proc->add_option("output", out, "Output file; format from its extension, else the input's")->required();
+  proc->add_option("--chain,-c", popt.chain, "Chain spec")->required();
+  proc->add_option("--chunk,-n", chunk, "Frames per chunk (1..65536)")->capture_default_str();
+  proc->add_option("--dtype", dtype, "Sample type for processing: f32 or f64")->capture_default_str();
+  proc->add_flag("--no-fuse", popt.fuse, "One pass per filter (the unfused baseline)")->default_val(true);
+
+  // bench
+  BenchOptions bopt;
+  std::vector<std::string> bdtypes{"f32"};
+  std::string bjson;
+  bool quick = false;
+  auto* bench = app.add_subcommand("bench", "CPU filter throughput, fused and unfused, in biquad-samples per second");
+  bench->add_option("--channels", bopt.channels, "Channel counts")->delimiter(',')->capture_default_str();
+  bench->add_option("--sections", bopt.sections, "Sections per chain")->delimiter(',')->capture_default_str();
+  bench->add_option("--chunks", bopt.chunks, "Chunk sizes in frames")->delimiter(',')->capture_default_str();
+  bench->add_option("--dtype", bdtypes, "Sample types: f32, f64 or both")->delimiter(',')->capture_default_str();
+  bench->add_option("--repeats", bopt.repeats, "Timed repeats per configuration (the median is reported)")
+      ->capture_default_str();
+  bench->add_option("--json", bjson, "Also write the rows as JSON to this file");
+  bench->add_flag("--quick", quick, "Shorter repeats (a rough figure in a few seconds)");
+
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const auto* sc : app.get_subcommands([](const CLI::App*) { return true; })) {
+      known = known || sc->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sc->get_name();
+    }
+    if (!known) {
+      std::cerr << "chunkscope: unknown command '" << argv[1] << "' (commands: " << names << ")\n";
+      return kExitUsage;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    std::cerr << "chunkscope: " << msg << " (see --help)\n";
+    return kExitUsage;
+  }
+
+  try {
+    if (*chain) {
+      if (!(rate > 0) || rate > 1e6) throw InputError(fmt::format("--rate: {} Hz is out of range", rate));
+      return cmd_chain(spec, rate, json_out, no_fuse, freqs);
+    }
+    if (*proc) {
+      check_chunk_frames(chunk);
+      popt.chunk = static_cast<int>(chunk);
+      popt.dtype = parse_dtype(dtype);
+      return cmd_process(in, out, popt);
+    }
+    if (*bench) {
+      bopt.dtypes.clear();
+      for (const auto& d : bdtypes) bopt.dtypes.push_back(parse_dtype(d));
+      for (int c : bopt.channels)
+        if (c < 1 || c > kMaxChannels) throw InputError(fmt::format("--channels: {} is out of range 1..64", c));
+      for (int s : bopt.sections)
+        if (s < 1 || s > 256) throw InputError(fmt::format("--sections: {} is out of range 1..256", s));
+      for (int n : bopt.chunks) check_chunk_frames(n, "--chunks");
+      if (bopt.repeats < 1) throw InputError("--repeats: must be 1 or more");
+      if (quick) bopt.seconds_per_repeat = 0.002;
+      return cmd_bench(bopt, bjson);
+    }
+  } catch (const InputError& e) {
+    std::cerr << "chunkscope: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const RuntimeFailure& e) {
+    std::cerr << "chunkscope: " << e.what() << "\n";
+    return kExitRuntime;
+  } catch (const std::exception& e) {
+    std::cerr << "chunkscope: internal error: " << e.what() << "\n";
+    return kExitRuntime;
+  }
+  return kExitOk;
+}

@@ -1,0 +1,18 @@
+#pragma once
+// The workload's environment for report headers: version, commit, CPU, OS, compiler.
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace chunkscope {
+
+struct Environment {
+  std::string version, commit, cpu, os, compiler, build;
+  int logical_cpus = 0;
+  bool cuda_built = false;
+};
+
+/// Reads the environment once (e.g. /proc/cpuinfo, uname). Not RT.
+Environment probe_environment();
+nlohmann::json to_json(const Environment& e);
+
+}  // namespace chunkscope

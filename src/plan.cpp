@@ -1,0 +1,103 @@
+#include "src/plan.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "src/errors.hpp"
+
+namespace chunkscope {
+
+std::size_t Plan::dispatches() const {
+  return static_cast<std::size_t>(
+      std::count_if(steps.begin(), steps.end(), [](const PlanStep& s) { return s.kind == PlanStep::Kind::cascade; }));
+}
+
+std::size_t Plan::total_sections() const {
+  std::size_t n = 0;
+  for (const auto& s : steps) n += s.sections.size();
+  return n;
+}
+
+std::size_t Plan::max_step_sections() const {
+  std::size_t n = 0;
+  for (const auto& s : steps) n = std::max(n, s.sections.size());
+  return n;
+}
+
+std::size_t Plan::host_steps() const { return steps.size() - dispatches(); }
+
+namespace {
+
+// Folds a gain section {g,0,0,1,0,0} into the numerator of a real section.
+void fold_gain(Sos& into, double g) {
+  into[0] *= g;
+  into[1] *= g;
+  into[2] *= g;
+}
+
+void finish_cascade(PlanStep& step, const std::vector<StageDesign>& stages) {
+  // In a fused cascade, pure gains are folded into the first filter section, so a gain
+  // costs nothing per sample; a cascade of gains alone keeps one section.
+  std::vector<Sos> filt;
+  double g = 1.0;
+  for (auto i : step.stages) {
+    if (stages[i].gain_only)
+      g *= stages[i].sections[0][0];
+    else
+      filt.insert(filt.end(), stages[i].sections.begin(), stages[i].sections.end());
+  }
+  if (filt.empty())
+    filt.push_back(Sos{g, 0, 0, 1, 0, 0});
+  else if (g != 1.0)
+    fold_gain(filt.front(), g);
+  step.sections = std::move(filt);
+}
+
+}  // namespace
+
+Plan plan_stages(std::vector<StageDesign> stages, double rate, bool fuse, std::string spec) {
+  Plan plan;
+  plan.spec = std::move(spec);
+  plan.rate = rate;
+  plan.fused = fuse;
+  plan.stages = std::move(stages);
+  for (std::size_t i = 0; i < plan.stages.size(); ++i) {
+    const auto& st = plan.stages[i];
+    if (!is_iir(st.spec.kind)) {
+      PlanStep s;
+      s.kind = st.spec.kind == StageKind::spin ? PlanStep::Kind::spin : PlanStep::Kind::sleep;
+      s.stages = {i};
+      s.time_ns = st.spec.time_ns;
+      s.every = st.spec.every;
+      plan.steps.push_back(std::move(s));
+      continue;
+    }
+    const bool extend = fuse && !plan.steps.empty() && plan.steps.back().kind == PlanStep::Kind::cascade;
+    if (extend) {
+      plan.steps.back().stages.push_back(i);
+    } else {
+      PlanStep s;
+      s.stages = {i};
+      plan.steps.push_back(std::move(s));
+    }
+  }
+  for (auto& s : plan.steps)
+    if (s.kind == PlanStep::Kind::cascade) {
+      if (fuse)
+        finish_cascade(s, plan.stages);
+      else
+        s.sections = plan.stages[s.stages[0]].sections;
+    }
+  return plan;
+}
+
+Plan plan_chain(const std::string& spec, double rate, bool fuse) {
+  if (!(rate > 0) || rate > 1e6) throw InputError(fmt::format("rate {} is out of range (1 Hz .. 1 MHz)", rate));
+  const ChainSpec chain = parse_chain(spec);
+  std::vector<StageDesign> stages;
+  stages.reserve(chain.stages.size());
+  for (const auto& st : chain.stages) stages.push_back(design_stage(st, rate));
+  return plan_stages(std::move(stages), rate, fuse, chain.text);
+}
+
+}  // namespace chunkscope

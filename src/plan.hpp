@@ -1,0 +1,47 @@
+#pragma once
+// Planning: designed stages -> the steps run per chunk. Consecutive IIR stages (filters and
+// gains) fuse into one SOS cascade, one dispatch per chunk however many filters; without
+// fusion every filter stage is its own pass. Calibration stages (spin, sleep) are host
+// steps between cascades. Not real-time.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/chain_spec.hpp"
+#include "src/filter_design.hpp"
+
+namespace chunkscope {
+
+struct PlanStep {
+  enum class Kind { cascade, spin, sleep };
+  Kind kind = Kind::cascade;
+  std::vector<Sos> sections;        // cascade: normalised sections, a0 = 1
+  std::vector<std::size_t> stages;  // indices into Plan::stages this step covers
+  std::int64_t time_ns = 0;         // spin/sleep
+  std::uint32_t every = 1;          // spin/sleep: paid by one chunk in `every`
+};
+
+struct Plan {
+  std::string spec;
+  double rate = 0;
+  bool fused = true;
+  std::vector<StageDesign> stages;
+  std::vector<PlanStep> steps;
+
+  /// Filter passes per chunk (cascade steps); calibration steps are not dispatches.
+  std::size_t dispatches() const;
+  /// Biquad sections evaluated per sample per channel, over all cascade steps.
+  std::size_t total_sections() const;
+  /// Largest section count of any one cascade step.
+  std::size_t max_step_sections() const;
+  /// Calibration (spin/sleep) steps.
+  std::size_t host_steps() const;
+};
+
+/// Parses and designs `spec` at `rate` and plans it. Throws InputError.
+Plan plan_chain(const std::string& spec, double rate, bool fuse = true);
+
+/// Plans already designed stages.
+Plan plan_stages(std::vector<StageDesign> stages, double rate, bool fuse, std::string spec);
+
+}  // namespace chunkscope

@@ -1,0 +1,94 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sndfile.h>
+
+#include "src/audio_file.hpp"
+#include "src/errors.hpp"
+#include "tests/test_util.hpp"
+
+using namespace chunkscope;
+namespace fs = std::filesystem;
+
+namespace {
+std::string input_error(const std::string& path) {
+  try {
+    AudioReader r(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+bool has(const std::string& s, const std::string& p) { return s.find(p) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("the bundled audio reads as documented") {
+  const auto dir = testutil::source_dir() + "/audio/";
+  AudioReader mix(dir + "mix_stereo_48k.flac");
+  CHECK(mix.info().rate == 48000);
+  CHECK(mix.info().channels == 2);
+  CHECK(mix.info().frames == 480000);
+  AudioReader speech(dir + "speech_mono_44k1.wav");
+  CHECK(speech.info().rate == 44100);
+  CHECK(speech.info().channels == 1);
+  std::vector<float> buf(1000);
+  std::int64_t total = 0, got;
+  while ((got = speech.read(buf.data(), 1000)) > 0) total += got;
+  CHECK(total == speech.info().frames);
+}
+
+TEST_CASE("bad input files: missing, empty, not audio, truncated header, truncated data") {
+  testutil::TempDir td;
+  CHECK(has(input_error(td.file("nope.wav")), "no such file"));
+  std::ofstream(td.file("empty.wav")).close();
+  CHECK(has(input_error(td.file("empty.wav")), "file is empty"));
+  std::ofstream(td.file("text.wav")) << "this is not audio, just some words in a file\n";
+  CHECK(has(input_error(td.file("text.wav")), "not a readable audio file"));
+  CHECK(has(input_error(td.path().string()), "is a directory"));
+  // a real WAV cut short: first inside the header, then inside the data
+  std::vector<float> x(48000, 0.25f);
+  testutil::write_wav(td.file("full.wav"), x, 1, 48000, true);
+  const auto bytes = testutil::slurp(td.file("full.wav"));
+  std::ofstream(td.file("head.wav"), std::ios::binary).write(bytes.data(), 30);
+  CHECK(!input_error(td.file("head.wav")).empty());
+  std::ofstream(td.file("half.wav"), std::ios::binary).write(bytes.data(), static_cast<long>(bytes.size() / 2));
+  CHECK(has(input_error(td.file("half.wav")), "truncated"));
+  // header only: no frames
+  testutil::write_wav(td.file("zero.wav"), {}, 1, 48000, true);
+  CHECK(has(input_error(td.file("zero.wav")), "no audio frames"));
+}
+
+TEST_CASE("writer: nothing appears at the target until commit - failure leaves nothing behind") {
+  testutil::TempDir td;
+  const auto out = td.file("out.wav");
+  {
+    AudioWriter w(out, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2);
+    std::vector<float> x(200, 0.1f);
+    w.write(x.data(), 100);
+    CHECK(!fs::exists(out));
+    // abandoned: destructor without commit
+  }
+  CHECK(!fs::exists(out));
+  CHECK(fs::is_empty(td.path()));
+  {
+    AudioWriter w(out, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2);
+    std::vector<float> x(200, 0.1f);
+    w.write(x.data(), 100);
+    w.commit();
+  }
+  CHECK(fs::exists(out));
+  AudioReader r(out);
+  CHECK(r.info().frames == 100);
+  CHECK_THROWS_AS(AudioWriter(td.file("no/such/dir/x.wav"), SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 1), InputError);
+}
+
+TEST_CASE("output format follows the extension, else the input's") {
+  const int wav16 = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
+  CHECK(output_format_for("x.wav", wav16, 2, 48000) == wav16);
+  CHECK((output_format_for("x.flac", wav16, 2, 48000) & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC);
+  CHECK(output_format_for("x.flac", SF_FORMAT_WAV | SF_FORMAT_FLOAT, 2, 48000) == (SF_FORMAT_FLAC | SF_FORMAT_PCM_24));
+  CHECK(output_format_for("x.ogg", wav16, 2, 48000) == (SF_FORMAT_OGG | SF_FORMAT_VORBIS));
+  CHECK(output_format_for("noext", SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 1, 44100) == (SF_FORMAT_FLAC | SF_FORMAT_PCM_16));
+  CHECK_THROWS_AS(output_format_for("x.xyz", wav16, 2, 48000), InputError);
+}

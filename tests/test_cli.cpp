@@ -1,0 +1,125 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "rt/cpu_backend.hpp"
+#include "src/plan.hpp"
+#include "tests/test_util.hpp"
+
+using testutil::run_cli;
+namespace fs = std::filesystem;
+
+namespace {
+bool has(const std::string& s, const std::string& p) { return s.find(p) != std::string::npos; }
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+const std::string kMix = testutil::source_dir() + "/audio/mix_stereo_48k.flac";
+}  // namespace
+
+TEST_CASE("cli: --help on every command, exit 0") {
+  for (std::string c : {"chain", "process", "bench"}) {
+    const auto r = run_cli({c, "--help"});
+    CAPTURE(c);
+    CHECK(r.rc == 0);
+    CHECK(has(r.out, "Usage"));
+  }
+  CHECK(run_cli({"--help"}).rc == 0);
+  CHECK(has(run_cli({"--version"}).out, "chunkscope"));
+}
+
+TEST_CASE("cli chain --json: dispatches, sections, and a response that matches the design") {
+  const auto r = run_cli({"chain", "hp:80:4 | lp:12000:8 | peak:1000:q=0.7:gain=6", "--rate", "48000", "--json"});
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "chunkscope.chain/1");
+  CHECK(j["dispatches_per_chunk"] == 1);
+  CHECK(j["sections_per_sample"] == 7);
+  CHECK(j["stages"].size() == 3);
+  CHECK(j["stages"][1]["sections"].size() == 4);
+  const auto plan = chunkscope::plan_chain("hp:80:4 | lp:12000:8 | peak:1000:q=0.7:gain=6", 48000);
+  for (const auto& p : j["response_db"]) {
+    std::vector<chunkscope::Sos> all;
+    for (const auto& s : plan.steps) all.insert(all.end(), s.sections.begin(), s.sections.end());
+    CHECK(p["db"].get<double>() == doctest::Approx(chunkscope::sos_response_db(all, p["hz"], 48000)).epsilon(1e-12));
+  }
+  const auto u = run_cli({"chain", "hp:80:4 | lp:12000:8", "--no-fuse", "--json"});
+  CHECK(nlohmann::json::parse(u.out)["dispatches_per_chunk"] == 2);
+  const auto t = run_cli({"chain", "hp:80:4 | lp:12000:8"});
+  CHECK(t.rc == 0);
+  CHECK(has(t.out, "dispatches 1 per chunk"));
+}
+
+TEST_CASE("cli process: the output equals the library run chunk by chunk") {
+  testutil::TempDir td;
+  const auto out = td.file("out.wav");
+  const auto r = run_cli({"process", kMix, out, "--chain", "hp:80:4 | lp:8000:4", "--chunk", "333", "--dtype", "f64"});
+  REQUIRE(r.rc == 0);
+  int ch = 0, rate = 0;
+  const auto y = testutil::read_all(out, &ch, &rate);
+  CHECK(ch == 2);
+  CHECK(rate == 48000);
+  auto x = testutil::read_all(kMix);
+  REQUIRE(y.size() == x.size());
+  const auto plan = chunkscope::plan_chain("hp:80:4 | lp:8000:4", 48000);
+  chunkscope::CpuBackend be;
+  REQUIRE(be.prepare({48000, 2, 4096, chunkscope::DType::f64}, plan) == chunkscope::Status::ok);
+  for (std::size_t pos = 0; pos < x.size() / 2; pos += 4096) {
+    const int n = static_cast<int>(std::min<std::size_t>(4096, x.size() / 2 - pos));
+    REQUIRE(be.process({x.data() + 2 * pos, n, 2, chunkscope::DType::f64}, nullptr) == chunkscope::Status::ok);
+  }
+  // the file is 16-bit FLAC in, 16-bit WAV out (the input's subtype): within one LSB
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::fabs(x[i] - y[i]));
+  CHECK(worst <= 1.0 / 32768 + 1e-12);
+  // float output: no quantisation, so much closer
+  const auto outf = td.file("out.flac");
+  REQUIRE(run_cli({"process", kMix, outf, "--chain", "hp:80:4 | lp:8000:4"}).rc == 0);
+  CHECK(fs::exists(outf));
+}
+
+TEST_CASE("cli bad input: exit 2, one line naming the input, no output file left") {
+  testutil::TempDir td;
+  std::ofstream(td.file("notaudio.wav")) << "hello";
+  std::ofstream(td.file("bad.sos")) << "1 0 0 1 -2.5 1.2\n";
+  std::ofstream(td.file("empty.wav")).close();
+  const auto out = td.file("out.wav");
+  struct Case {
+    std::vector<std::string> args;
+    const char* expect;
+  };
+  const std::vector<Case> cases = {
+      {{"process", kMix, out, "--chain", "lp:banana"}, "'banana' is not a number"},
+      {{"process", kMix, out, "--chain", "lp:30000"}, "not below Nyquist"},
+      {{"process", kMix, out, "--chain", "frob:1"}, "unknown stage 'frob'"},
+      {{"process", kMix, out, "--chain", "bp:5000:500"}, "band edges out of order"},
+      {{"process", kMix, out, "--chain", "lp:1000:99"}, "out of range 1..16"},
+      {{"process", kMix, out, "--chain", "sos:" + td.file("bad.sos")}, "unstable"},
+      {{"process", kMix, out, "--chain", "lp:1000", "--chunk", "0"}, "--chunk"},
+      {{"process", kMix, out, "--chain", "lp:1000", "--chunk", "70000"}, "--chunk"},
+      {{"process", kMix, out, "--chain", "lp:1000", "--dtype", "f16"}, "--dtype"},
+      {{"process", td.file("missing.wav"), out, "--chain", "lp:1000"}, "no such file"},
+      {{"process", td.file("notaudio.wav"), out, "--chain", "lp:1000"}, "not a readable audio file"},
+      {{"process", td.file("empty.wav"), out, "--chain", "lp:1000"}, "empty"},
+      {{"process", kMix, td.file("no/dir/out.wav"), "--chain", "lp:1000"}, "does not exist"},
+      {{"process", kMix, td.file("out.xyz"), "--chain", "lp:1000"}, "unknown extension"},
+      {{"process", kMix, out}, "--chain"},
+      {{"chain", "lp:1000", "--rate", "-5"}, "--rate"},
+      {{"chain", "lp:1000", "--rate", "abc"}, "--rate"},
+      {{"chain", "lp:1000 ||"}, "is empty"},
+      {{"nonsense"}, "nonsense"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_cli(c.args);
+    CAPTURE(c.args.back());
+    CHECK(r.rc == 2);
+    CHECK(has(r.err, c.expect));
+    CHECK(lines(r.err) == 1);
+    CHECK(!fs::exists(out));
+  }
+  // the folder holds only what the test put there: no partial files
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(td.path())) files += e.is_regular_file();
+  CHECK(files == 3);
+}

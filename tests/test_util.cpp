@@ -1,0 +1,91 @@
+#include "tests/test_util.hpp"
+
+#include <array>
+#include <fstream>
+#include <random>
+#include <sndfile.h>
+#include <sstream>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace testutil {
+
+namespace {
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
+  }
+  return q + "'";
+}
+}  // namespace
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+RunResult run_cli(const std::vector<std::string>& args) {
+  TempDir td;
+  std::string cmd = quote(CHUNKSCOPE_BIN);
+  for (const auto& a : args) cmd += " " + quote(a);
+  cmd += " >" + quote(td.file("out")) + " 2>" + quote(td.file("err")) + " </dev/null";
+  const int st = std::system(cmd.c_str());
+  RunResult r;
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  r.out = slurp(td.file("out"));
+  r.err = slurp(td.file("err"));
+  return r;
+}
+
+TempDir::TempDir() {
+  static std::mt19937_64 rng(std::random_device{}());
+  for (int i = 0; i < 100; ++i) {
+    auto p = std::filesystem::temp_directory_path() / ("chunkscope-test-" + std::to_string(::getpid()) + "-" +
+                                                       std::to_string(rng() % 1000000000));
+    std::error_code ec;
+    if (std::filesystem::create_directory(p, ec)) {
+      p_ = p;
+      return;
+    }
+  }
+  throw std::runtime_error("cannot create a temporary folder");
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(p_, ec);
+}
+
+void write_wav(const std::string& path, const std::vector<float>& x, int channels, int rate, bool pcm16) {
+  SF_INFO si{};
+  si.samplerate = rate;
+  si.channels = channels;
+  si.format = SF_FORMAT_WAV | (pcm16 ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT);
+  SNDFILE* f = sf_open(path.c_str(), SFM_WRITE, &si);
+  if (!f) throw std::runtime_error("write_wav: cannot open " + path);
+  sf_writef_float(f, x.data(), static_cast<sf_count_t>(x.size() / static_cast<std::size_t>(channels)));
+  sf_close(f);
+}
+
+std::vector<double> read_all(const std::string& path, int* channels, int* rate) {
+  SF_INFO si{};
+  SNDFILE* f = sf_open(path.c_str(), SFM_READ, &si);
+  if (!f) throw std::runtime_error("read_all: cannot open " + path);
+  std::vector<double> v(static_cast<std::size_t>(si.frames * si.channels));
+  sf_readf_double(f, v.data(), si.frames);
+  sf_close(f);
+  if (channels) *channels = si.channels;
+  if (rate) *rate = si.samplerate;
+  return v;
+}
+
+std::string source_dir() { return CHUNKSCOPE_SOURCE_DIR; }
+
+}  // namespace testutil

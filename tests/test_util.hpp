@@ -1,0 +1,39 @@
+#pragma once
+// Test helpers: run the chunkscope binary, make temporary folders, write audio files.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace testutil {
+
+struct RunResult {
+  int rc = -1;
+  std::string out, err;
+};
+
+/// Runs the chunkscope binary with `args` (shell-quoted here), capturing stdout and stderr.
+RunResult run_cli(const std::vector<std::string>& args);
+
+/// A fresh temporary folder removed at scope exit.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return p_; }
+  std::string file(const std::string& name) const { return (p_ / name).string(); }
+
+ private:
+  std::filesystem::path p_;
+};
+
+/// Writes interleaved float samples as a WAV file (float subtype unless pcm16).
+void write_wav(const std::string& path, const std::vector<float>& interleaved, int channels, int rate,
+               bool pcm16 = false);
+/// Reads a whole file as interleaved doubles.
+std::vector<double> read_all(const std::string& path, int* channels = nullptr, int* rate = nullptr);
+
+std::string source_dir();
+std::string slurp(const std::string& path);
+
+}  // namespace testutil
