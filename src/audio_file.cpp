@@ -90,6 +90,17 @@ std::int64_t AudioReader::read_impl(T* dst, std::int64_t frames) {
   return got;
 }
 
+int AudioReader::try_read(void* dst, bool f64, std::int64_t frames, std::int64_t* got) noexcept {
+  *got = 0;
+  if (frames <= 0) return 0;
+  sf_count_t n = f64 ? sf_readf_double(S(sf_), static_cast<double*>(dst), frames)
+                     : sf_readf_float(S(sf_), static_cast<float*>(dst), frames);
+  if (n < 0) n = 0;
+  pos_ += n;
+  *got = n;
+  return (n < frames && pos_ < info_.frames) ? -1 : 0;
+}
+
 std::int64_t AudioReader::read(float* dst, std::int64_t frames) { return read_impl(dst, frames); }
 std::int64_t AudioReader::read(double* dst, std::int64_t frames) { return read_impl(dst, frames); }
 

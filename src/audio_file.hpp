@@ -30,6 +30,9 @@ class AudioReader {
   /// Throws RuntimeFailure when the file ends before the frame count its header states.
   std::int64_t read(float* dst, std::int64_t frames);
   std::int64_t read(double* dst, std::int64_t frames);
+  /// Reads without throwing, for a stream's source thread: ok with *got frames (0 at
+  /// the end), or io_error when the file ends before its header's frame count.
+  int try_read(void* dst, bool f64, std::int64_t frames, std::int64_t* got) noexcept;
   /// Frames delivered so far.
   std::int64_t position() const { return pos_; }
   /// Back to the first frame.

@@ -13,6 +13,10 @@
 #include "src/filter_design.hpp"
 #include "src/plan.hpp"
 #include "src/process_file.hpp"
+#include "src/stream_cmd.hpp"
+
+#include <atomic>
+#include <csignal>
 
 using namespace chunkscope;
 using nlohmann::json;
@@ -178,28 +182,53 @@ int cmd_bench(BenchOptions opt, const std::string& json_path) {
   return kExitOk;
 }
 
-}  // namespace
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+extern "C" void on_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
 
-namespace chunkscope {
-
-void write_json_file(const std::string& path, const json& j) {
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream o(tmp);
-    if (!o) throw InputError(fmt::format("output '{}': cannot write", path));
-    o << j.dump(2) << "\n";
-    if (!o) {
-      std::remove(tmp.c_str());
-      throw RuntimeFailure(fmt::format("output '{}': write failed", path));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw RuntimeFailure(fmt::format("output '{}': cannot move into place", path));
-  }
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
 }
 
-}  // namespace chunkscope
+struct StreamCli {
+  StreamOptions opt;
+  std::string dtype = "f32";
+  long long chunk = 256;
+  bool no_fuse = false;
+};
+
+void add_stream_options(CLI::App* c, StreamCli& s) {
+  c->add_option("--chain,-c", s.opt.chain, "Chain spec (empty: no processing, to measure the engine alone)");
+  c->add_option("--chunk,-n", s.chunk, "Frames per chunk (1..65536)")->capture_default_str();
+  c->add_option("--dtype", s.dtype, "Sample type: f32 or f64")->capture_default_str();
+  c->add_flag("--no-fuse", s.no_fuse, "One pass per filter (the unfused baseline)");
+  c->add_option("--speed", s.opt.speed, "Replay speed: a factor (1 = real time) or 'max'")->capture_default_str();
+  c->add_option("--warmup", s.opt.warmup, "First chunks reported apart and left out of the statistics")->capture_default_str();
+  c->add_option("--margin", s.opt.margin, "Transport/encoding margin: a time (1.5ms) or a share of D (20%)")
+      ->capture_default_str();
+  c->add_option("--queue-depth", s.opt.queue_depth, "Capacity of each queue between stages")->capture_default_str();
+  c->add_option("--output,-o", s.opt.output, "Write the processed stream to this file (default: discard)");
+  c->add_option("--json", s.opt.json_path, "Write the report as JSON (schema chunkscope.report/1)");
+  c->add_option("--hgrm", s.opt.hgrm_dir, "Write one HdrHistogram .hgrm file per stage into this folder");
+  c->add_option("--trace", s.opt.trace_path, "Write a Chrome trace (Perfetto, chrome://tracing)");
+  c->add_option("--report-dir", s.opt.report_dir, "Write report.json, trace.json and hgrm/ into this folder");
+  c->add_flag("--fail-on-miss", s.opt.fail_on_miss, "Exit 1 when p95 headroom is negative or any chunk missed or dropped");
+  c->add_flag("--quiet,-q", s.opt.quiet, "No terminal report");
+}
+
+void finish_stream_options(StreamCli& s) {
+  check_chunk_frames(s.chunk);
+  s.opt.chunk = static_cast<int>(s.chunk);
+  s.opt.dtype = parse_dtype(s.dtype);
+  s.opt.fuse = !s.no_fuse;
+}
+
+}  // namespace
+
 
 int main(int argc, char** argv) {
   CLI::App app{"chunkscope: does this audio filter chain keep real time? Measures every chunk at every stage."};
@@ -245,6 +274,24 @@ int main(int argc, char** argv) {
   bench->add_option("--json", bjson, "Also write the rows as JSON to this file");
   bench->add_flag("--quick", quick, "Shorter repeats (a rough figure in a few seconds)");
 
+  // replay
+  std::string replay_in;
+  StreamCli rs;
+  auto* replay = app.add_subcommand("replay", "Stream a file through the chain at real-time pace and report on every chunk");
+  replay->add_option("input", replay_in, "Input audio file")->required();
+  add_stream_options(replay, rs);
+  replay->add_option("--rate", rs.opt.expect_rate, "Expected sample rate (an error when the file differs)");
+  replay->add_option("--channels", rs.opt.expect_channels, "Expected channel count (an error when the file differs)");
+
+  // synth
+  StreamCli ss;
+  auto* synth = app.add_subcommand("synth", "Stream a synthetic signal through the chain and report on every chunk");
+  add_stream_options(synth, ss);
+  synth->add_option("--signal", ss.opt.signal, "sine:<hz>, noise, sweep:<f0>:<f1>, impulse or silence")->capture_default_str();
+  synth->add_option("--duration", ss.opt.duration, "Length of the signal, e.g. 10s")->capture_default_str();
+  synth->add_option("--channels", ss.opt.channels, "Channels")->capture_default_str();
+  synth->add_option("--rate", ss.opt.rate, "Sample rate in Hz")->capture_default_str();
+
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     std::string names;
@@ -281,6 +328,16 @@ int main(int argc, char** argv) {
       popt.chunk = static_cast<int>(chunk);
       popt.dtype = parse_dtype(dtype);
       return cmd_process(in, out, popt);
+    }
+    if (*replay) {
+      finish_stream_options(rs);
+      install_signal_handlers();
+      return run_stream("replay", replay_in, rs.opt, &g_stop);
+    }
+    if (*synth) {
+      finish_stream_options(ss);
+      install_signal_handlers();
+      return run_stream("synth", "", ss.opt, &g_stop);
     }
     if (*bench) {
       bopt.dtypes.clear();

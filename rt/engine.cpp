@@ -1,0 +1,284 @@
+#include "rt/engine.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <readerwriterqueue/readerwriterqueue.h>
+#include <sys/prctl.h>
+#include <thread>
+
+#include "rt/clock.hpp"
+#include "rt/denormals.hpp"
+#include "src/run_stats.hpp"
+
+namespace chunkscope {
+
+namespace {
+constexpr std::uint32_t kChunkFailed = 1u << 31;  // processing failed: the sink skips it
+constexpr std::int64_t kStartSlackNs = 2'000'000;  // first chunk is scheduled this far ahead
+}  // namespace
+
+struct Engine::Impl {
+  using Queue = moodycamel::BlockingReaderWriterQueue<Chunk*>;
+  ChunkPool pool;
+  std::unique_ptr<Queue> free_list, q_in, q_out;
+  std::vector<unsigned char> scratch;  // where a dropped chunk's samples are read
+  std::vector<ChunkRecord> trace;
+  std::uint64_t emitted = 0;
+  Backend* backend = nullptr;
+  ChunkSource* source = nullptr;
+  ChunkSink* sink = nullptr;
+  RunStats* stats = nullptr;
+  std::atomic<bool> source_done{false}, processor_done{false};
+  EngineResult result;
+  bool ran = false;
+};
+
+Engine::Engine() : impl_(std::make_unique<Impl>()) {}
+Engine::~Engine() = default;
+
+Status Engine::prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& source, ChunkSink& sink,
+                       RunStats& stats) {
+  if (cfg.queue_depth < 1 || cfg.queue_depth > 4096 || cfg.spec.max_frames < 1 ||
+      cfg.spec.max_frames > kMaxChunkFrames || cfg.spec.channels < 1 || cfg.spec.channels > kMaxChannels ||
+      (!cfg.max_speed && !(cfg.speed > 0)))
+    return Status::invalid_argument;
+  cfg_ = cfg;
+  impl_ = std::make_unique<Impl>();
+  auto& m = *impl_;
+  const std::size_t pool = 2 * static_cast<std::size_t>(cfg.queue_depth) + 2;
+  m.pool.prepare(pool, cfg.spec.max_frames, cfg.spec.channels, cfg.spec.dtype);
+  m.free_list = std::make_unique<Impl::Queue>(pool + 1);
+  m.q_in = std::make_unique<Impl::Queue>(pool + 1);
+  m.q_out = std::make_unique<Impl::Queue>(pool + 1);
+  for (std::size_t i = 0; i < pool; ++i) m.free_list->try_enqueue(m.pool.at(i));
+  m.scratch.assign(static_cast<std::size_t>(cfg.spec.max_frames) * static_cast<std::size_t>(cfg.spec.channels) *
+                       dtype_size(cfg.spec.dtype),
+                   0);
+  m.trace.assign(cfg.trace_capacity, ChunkRecord{});
+  m.result = EngineResult{};
+  m.result.drop_seqs.reserve(cfg.drop_list_capacity);
+  m.result.pool_chunks = pool;
+  m.backend = &backend;
+  m.source = &source;
+  m.sink = &sink;
+  m.stats = &stats;
+  stop_.store(false);
+  return Status::ok;
+}
+
+EngineResult Engine::run() {
+  auto& m = *impl_;
+  if (!m.backend || m.ran) {
+    EngineResult r;
+    r.status = Status::not_prepared;
+    return r;
+  }
+  m.ran = true;
+  const EngineConfig cfg = cfg_;
+  const bool paced = !cfg.max_speed;
+  const int max_frames = cfg.spec.max_frames;
+  const long double chunk_ns = static_cast<long double>(max_frames) * 1e9L /
+                               (static_cast<long double>(cfg.spec.rate) * (paced ? cfg.speed : 1.0));
+  const std::size_t depth = static_cast<std::size_t>(cfg.queue_depth);
+  EngineResult& res = m.result;
+  auto stop_requested = [this]() noexcept {
+    return stop_.load(std::memory_order_relaxed) ||
+           (external_stop_ && external_stop_->load(std::memory_order_relaxed));
+  };
+
+  // ---------------------------------------------------------------- source thread
+  auto source_fn = [&]() noexcept {
+    // Linux lets a sleeping thread wake up to 50 us late by default; the schedule wants
+    // the wake-up on time.
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    std::uint64_t seq = 0;
+    std::int64_t media = 0;
+    const std::int64_t t0 = now_ns() + kStartSlackNs;
+    res.start_ns = t0;
+    Chunk* spare = nullptr;
+    for (;;) {
+      if (stop_requested()) {
+        res.status = Status::interrupted;
+        break;
+      }
+      std::int64_t sched = 0;
+      if (paced) {
+        sched = t0 + static_cast<std::int64_t>(std::llround(static_cast<long double>(seq) * chunk_ns));
+        sleep_until_ns(sched);
+      }
+      Chunk* c = spare;
+      spare = nullptr;
+      if (!c) {
+        if (paced) {
+          if (!m.free_list->try_dequeue(c)) c = nullptr;
+        } else {
+          while (!m.free_list->wait_dequeue_timed(c, 10'000)) {
+            if (stop_requested()) break;
+          }
+        }
+      }
+      if (!c) {
+        if (!paced) continue;  // stop requested while waiting
+        // pool exhausted: consume the media so the stream keeps its clock, then drop
+        int n = 0;
+        const Status st = m.source->fill(m.scratch.data(), max_frames, &n);
+        if (st == Status::end_of_stream) break;
+        if (!ok(st)) {
+          res.source_status = st;
+          break;
+        }
+        ++res.drops;
+        ++res.drops_pool;
+        if (res.drop_seqs.size() < res.drop_seqs.capacity()) res.drop_seqs.push_back(seq);
+        ++seq;
+        media += n;
+        continue;
+      }
+      if (!paced) sched = now_ns();
+      int n = 0;
+      const Status st = m.source->fill(c->data, max_frames, &n);
+      if (st == Status::end_of_stream) {
+        spare = c;
+        break;
+      }
+      if (!ok(st)) {
+        spare = c;
+        res.source_status = st;
+        break;
+      }
+      ChunkRecord& r = c->rec;
+      r = ChunkRecord{};
+      r.seq = seq;
+      r.media_frame = media;
+      r.frames = static_cast<std::uint32_t>(n);
+      r.flags = n < max_frames ? static_cast<std::uint32_t>(kChunkShort) : 0u;
+      r.sched = sched;
+      r.ready = now_ns();
+      const std::size_t qd = m.q_in->size_approx() + 1;  // depth once this one is in
+      r.q_in_depth = static_cast<std::uint16_t>(qd);      // written before the hand-over
+      bool queued = false;
+      if (paced) {
+        queued = m.q_in->size_approx() < depth && m.q_in->try_enqueue(c);
+        if (!queued) {
+          ++res.drops;
+          ++res.drops_queue;
+          if (res.drop_seqs.size() < res.drop_seqs.capacity()) res.drop_seqs.push_back(seq);
+          spare = c;
+        }
+      } else {
+        while (m.q_in->size_approx() >= depth) {
+          sleep_until_ns(now_ns() + 20'000);
+          if (stop_requested()) break;
+        }
+        queued = m.q_in->try_enqueue(c);
+        if (!queued) spare = c;
+      }
+      if (queued && qd > res.q_in_high_water) res.q_in_high_water = qd;
+      ++seq;
+      media += n;
+    }
+    res.produced = seq;
+    // the spare chunk goes back to the pool through the processor->sink path as failed
+    if (spare) {
+      spare->rec = ChunkRecord{};
+      spare->rec.flags = kChunkFailed;
+      m.q_in->try_enqueue(spare);
+    }
+    m.source_done.store(true, std::memory_order_release);
+  };
+
+  // ---------------------------------------------------------------- processor thread
+  auto processor_fn = [&]() noexcept {
+    ScopedFlushDenormals ftz;
+    for (;;) {
+      Chunk* c = nullptr;
+      if (!m.q_in->wait_dequeue_timed(c, 2'000)) {
+        if (m.source_done.load(std::memory_order_acquire) && m.q_in->size_approx() == 0) break;
+        continue;
+      }
+      ChunkRecord& r = c->rec;
+      if (!(r.flags & kChunkFailed)) {
+        r.dequeue = now_ns();
+        ProcessStats ps{};
+        r.proc_start = now_ns();
+        const Status st = ok(res.process_status)
+                              ? m.backend->process({c->data, static_cast<int>(r.frames), cfg.spec.channels, cfg.spec.dtype}, &ps)
+                              : res.process_status;
+        r.proc_end = now_ns();
+        r.launch_ns = ps.launch_ns;
+        r.h2d_ns = ps.h2d_ns;
+        r.kernel_ns = ps.kernel_ns;
+        r.d2h_ns = ps.d2h_ns;
+        r.sync_ns = ps.sync_ns;
+        r.calib_ns = ps.calib_ns;
+        r.dispatches = ps.dispatches;
+        r.launches = ps.launches;
+        if (!ok(st)) {
+          res.process_status = st;
+          r.flags |= kChunkFailed;
+          request_stop();
+        }
+      }
+      const std::size_t d = m.q_out->size_approx() + 1;  // depth once this one is in
+      r.q_out_depth = static_cast<std::uint16_t>(d);
+      if (d > res.q_out_high_water) res.q_out_high_water = d;
+      m.q_out->try_enqueue(c);  // capacity exceeds the pool: never fails
+    }
+    m.processor_done.store(true, std::memory_order_release);
+  };
+
+  // ---------------------------------------------------------------- sink thread
+  auto sink_fn = [&]() noexcept {
+    for (;;) {
+      Chunk* c = nullptr;
+      if (!m.q_out->wait_dequeue_timed(c, 2'000)) {
+        if (m.processor_done.load(std::memory_order_acquire) && m.q_out->size_approx() == 0) break;
+        continue;
+      }
+      ChunkRecord& r = c->rec;
+      if (!(r.flags & kChunkFailed) && ok(res.sink_status)) {
+        r.sink_start = now_ns();
+        const Status st = m.sink->consume(c->data, static_cast<int>(r.frames));
+        r.emit = now_ns();
+        if (!ok(st)) {
+          res.sink_status = st;
+          request_stop();
+        } else {
+          m.stats->add(r);
+          if (!m.trace.empty()) m.trace[m.emitted % m.trace.size()] = r;
+          ++m.emitted;
+        }
+      }
+      m.free_list->try_enqueue(c);  // capacity exceeds the pool: never fails
+    }
+  };
+
+  std::thread sink_thread(sink_fn);
+  std::thread processor_thread(processor_fn);
+  std::thread source_thread(source_fn);
+  source_thread.join();
+  processor_thread.join();
+  sink_thread.join();
+  res.end_ns = now_ns();
+  if (!ok(res.source_status))
+    res.status = res.source_status;
+  else if (!ok(res.process_status))
+    res.status = res.process_status;
+  else if (!ok(res.sink_status))
+    res.status = res.sink_status;
+  if (ok(res.source_status) && res.status != Status::interrupted) res.source_status = Status::end_of_stream;
+  return res;
+}
+
+std::vector<ChunkRecord> Engine::trace() const {
+  const auto& m = *impl_;
+  std::vector<ChunkRecord> out;
+  if (m.trace.empty()) return out;
+  const std::size_t cap = m.trace.size();
+  const std::size_t n = std::min<std::size_t>(cap, m.emitted);
+  out.reserve(n);
+  for (std::size_t i = m.emitted - n; i < m.emitted; ++i) out.push_back(m.trace[i % cap]);
+  return out;
+}
+
+}  // namespace chunkscope

@@ -1,0 +1,79 @@
+#pragma once
+// The streaming engine: source, processor and sink on their own threads, linked by
+// fixed-capacity single-producer/single-consumer queues, chunks from a fixed pool that
+// return through a free-list queue.
+//
+// Design: prepare() allocates everything (pool, queues, trace ring, statistics). run()
+// starts the three threads and joins them; once they run, no thread allocates, locks or
+// logs. A paced source never blocks: with no free chunk or a full queue it drops the chunk,
+// counts it and lists its sequence number. At --speed max the source waits instead (there
+// is no schedule to keep). The sink never drops: when it is slow the chunks pile up in the
+// processor->sink queue and the pool runs dry, which the paced source sees as drops.
+// Consumers sleep on the queue's semaphore (a futex wake per enqueue when they wait).
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "rt/backend.hpp"
+#include "rt/chunk.hpp"
+#include "rt/stream_io.hpp"
+
+namespace chunkscope {
+
+class RunStats;  // src/run_stats.hpp: fed on the sink thread
+
+struct EngineConfig {
+  ProcessSpec spec;           // rate, channels, chunk frames (max_frames), dtype
+  int queue_depth = 8;        // capacity of each link queue
+  double speed = 1.0;         // media time per wall time; ignored when max_speed
+  bool max_speed = false;     // as fast as possible: no schedule, no drops
+  std::size_t trace_capacity = 0;  // chunk records kept for the trace (a ring: the last N)
+  std::size_t drop_list_capacity = 4096;
+};
+
+struct EngineResult {
+  Status status = Status::ok;        // ok, interrupted, io_error (source), device_error...
+  Status source_status = Status::ok;  // how the source ended: end_of_stream or an error
+  Status sink_status = Status::ok;
+  Status process_status = Status::ok;
+  std::uint64_t produced = 0;  // chunks the source made (sequence numbers used)
+  std::uint64_t drops = 0;
+  std::uint64_t drops_pool = 0, drops_queue = 0;
+  std::vector<std::uint64_t> drop_seqs;  // the first drop_list_capacity dropped chunks
+  std::size_t q_in_high_water = 0, q_out_high_water = 0;
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::size_t pool_chunks = 0;
+};
+
+class Engine {
+ public:
+  Engine();
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Allocates the pool, queues and trace. `backend` must already be prepared for
+  /// cfg.spec. Returns invalid_argument for an impossible configuration. Not RT safe.
+  Status prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& source, ChunkSink& sink, RunStats& stats);
+  /// Streams until the source ends, a stage fails, or stop is requested. Not RT safe
+  /// (creates threads); the threads it runs are. Call once per prepare().
+  EngineResult run();
+  /// Asks the source to stop; the chunks in flight are finished. Async-signal safe.
+  void request_stop() noexcept { stop_.store(true, std::memory_order_relaxed); }
+  /// Stop when *flag becomes true (e.g. set by a SIGINT handler). Not RT safe.
+  void watch_stop_flag(const std::atomic<bool>* flag) noexcept { external_stop_ = flag; }
+
+  /// Chunk records of the run in emit order (the last trace_capacity). Not RT safe.
+  std::vector<ChunkRecord> trace() const;
+  const EngineConfig& config() const noexcept { return cfg_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  EngineConfig cfg_;
+  std::atomic<bool> stop_{false};
+  const std::atomic<bool>* external_stop_ = nullptr;
+};
+
+}  // namespace chunkscope

@@ -1,0 +1,312 @@
+#include "src/report.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+
+#include "src/errors.hpp"
+#include "src/stats/hgrm.hpp"
+
+namespace chunkscope {
+
+using nlohmann::json;
+
+std::string fmt_time(double ns) {
+  const double a = std::fabs(ns);
+  if (a >= 1e9) return fmt::format("{:.3f} s", ns / 1e9);
+  if (a >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  if (a >= 1e3) return fmt::format("{:.1f} µs", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
+namespace {
+
+constexpr double kPcts[] = {50, 90, 95, 99, 99.9};
+const char* kPctKeys[] = {"p50", "p90", "p95", "p99", "p99_9"};
+
+json hist_json(const stats::LogHistogram& h) {
+  json j;
+  j["count"] = h.count();
+  if (h.count() == 0) return j;
+  j["min"] = h.min();
+  for (int i = 0; i < 5; ++i) j[kPctKeys[i]] = h.value_at_percentile(kPcts[i]);
+  j["max"] = h.max();
+  j["mean"] = h.mean();
+  return j;
+}
+
+
+}  // namespace
+
+json build_report(const Workload& w, const Plan& plan, const Environment& env, const RunStats& st,
+                  const EngineResult& er, const RunOutcome& outcome) {
+  const auto& cfg = st.config();
+  json r;
+  r["schema"] = kReportSchema;
+  r["state"] = outcome.state;
+  r["complete"] = outcome.state == "complete";
+  if (!outcome.reason.empty()) r["reason"] = outcome.reason;
+
+  json wl;
+  wl["command"] = w.command;
+  wl["source"] = w.source;
+  wl["sink"] = w.sink;
+  wl["chain"] = plan.spec;
+  wl["fused"] = plan.fused;
+  wl["dispatches_per_chunk_planned"] = plan.dispatches();
+  wl["sections_per_sample"] = plan.total_sections();
+  wl["backend"] = w.backend;
+  wl["mode"] = w.mode;
+  wl["rate"] = w.rate;
+  wl["channels"] = w.channels;
+  wl["chunk_frames"] = w.chunk_frames;
+  wl["dtype"] = dtype_name(w.dtype);
+  wl["warmup_chunks"] = w.warmup;
+  wl["speed"] = w.max_speed ? json("max") : json(w.speed);
+  wl["margin"] = {{"text", w.margin_text}, {"ns", w.margin_ns}};
+  wl["queue_depth"] = w.queue_depth;
+  wl["pool_chunks"] = er.pool_chunks;
+  wl["short_last_chunk"] = "passed through";
+  wl["media_seconds"] = w.media_seconds;
+  r["workload"] = wl;
+  r["environment"] = to_json(env);
+  r["method"] = {{"clock", "CLOCK_MONOTONIC"},
+                 {"percentiles", "log-linear histogram (HdrHistogram layout), exact min/max/count/mean"},
+                 {"relative_error", st.latency.relative_error_bound()},
+                 {"latency_from", w.max_speed ? "hand-over by the source (no schedule at --speed max)"
+                                              : "scheduled arrival t0 + k*D (coordinated omission not hidden)"}};
+  r["timing"] = {{"chunk_ns", cfg.chunk_ns}, {"budget_ns", cfg.budget_ns}, {"paced", cfg.paced}};
+
+  json counts;
+  counts["produced"] = er.produced;
+  counts["emitted"] = st.warmup_chunks + st.chunks;
+  counts["warmup"] = st.warmup_chunks;
+  counts["counted"] = st.chunks;
+  counts["short"] = st.short_chunks;
+  counts["frames_emitted"] = st.frames;
+  counts["drops"] = er.drops;
+  counts["drops_pool_empty"] = er.drops_pool;
+  counts["drops_queue_full"] = er.drops_queue;
+  counts["drop_seqs"] = er.drop_seqs;
+  counts["drop_seqs_truncated"] = er.drops > er.drop_seqs.size();
+  counts["misses"] = st.misses;
+  json blame;
+  for (int i = 0; i < kStageCount; ++i) blame[stage_key(static_cast<Stage>(i))] = st.miss_blame[static_cast<std::size_t>(i)];
+  counts["miss_blame"] = blame;
+  json ml = json::array();
+  for (const auto& m : st.miss_list)
+    ml.push_back({{"seq", m.seq}, {"latency_ns", m.latency_ns}, {"blame", stage_key(m.blame)},
+                  {"at_s", static_cast<double>(m.emit_ns - st.first_sched) / 1e9}});
+  counts["miss_list"] = ml;
+  r["counts"] = counts;
+
+  json stages;
+  for (int i = 0; i < kStageCount; ++i) stages[stage_key(static_cast<Stage>(i))] = hist_json(st.stage[static_cast<std::size_t>(i)]);
+  r["stages"] = stages;
+  json parts = json::object();
+  for (int i = 0; i < kPartCount; ++i)
+    if (st.part[static_cast<std::size_t>(i)].count() > 0)
+      parts[part_key(static_cast<Part>(i))] = hist_json(st.part[static_cast<std::size_t>(i)]);
+  r["process_parts"] = parts;
+  r["latency"] = hist_json(st.latency);
+  r["dispatches_per_chunk"] = st.chunks ? static_cast<double>(st.dispatches) / static_cast<double>(st.chunks) : 0.0;
+  r["launches_per_chunk"] = st.chunks ? static_cast<double>(st.launches) / static_cast<double>(st.chunks) : 0.0;
+
+  json verdict;
+  if (cfg.paced && st.latency.count() > 0) {
+    const auto B = cfg.budget_ns;
+    const auto l95 = static_cast<std::int64_t>(st.latency.value_at_percentile(95));
+    const auto l99 = static_cast<std::int64_t>(st.latency.value_at_percentile(99));
+    const auto lmax = static_cast<std::int64_t>(st.latency.max());
+    r["headroom"] = {{"p95", B - l95}, {"p99", B - l99}, {"max", B - lmax}};
+    // the stage to blame: most misses, else the largest p95
+    int blame_i = 0;
+    std::uint64_t most = 0;
+    for (int i = 0; i < kStageCount; ++i)
+      if (st.miss_blame[static_cast<std::size_t>(i)] > most) {
+        most = st.miss_blame[static_cast<std::size_t>(i)];
+        blame_i = i;
+      }
+    if (most == 0) {
+      std::uint64_t big = 0;
+      for (int i = 0; i < kStageCount; ++i) {
+        const auto v = st.stage[static_cast<std::size_t>(i)].value_at_percentile(95);
+        if (v > big) {
+          big = v;
+          blame_i = i;
+        }
+      }
+    }
+    const std::string blame_s = stage_key(static_cast<Stage>(blame_i));
+    const bool safe = B - l95 >= 0 && st.misses == 0 && er.drops == 0;
+    std::string text;
+    if (safe)
+      text = fmt::format("p95 headroom {} of {} budget: real-time safe", fmt_time(double(B - l95)), fmt_time(double(B)));
+    else if (B - l95 >= 0)
+      text = fmt::format("p95 headroom {} of {} budget, but {} deadline miss(es) and {} drop(s): not safe, {} to blame",
+                         fmt_time(double(B - l95)), fmt_time(double(B)), st.misses, er.drops, blame_s);
+    else
+      text = fmt::format("p95 latency {} exceeds the {} budget by {}: not real-time, {} to blame", fmt_time(double(l95)),
+                         fmt_time(double(B)), fmt_time(double(l95 - B)), blame_s);
+    verdict = {{"realtime_safe", safe}, {"blame", blame_s}, {"text", text}};
+  } else {
+    const double wall = static_cast<double>(er.end_ns - er.start_ns) / 1e9;
+    const double media = static_cast<double>(st.frames) / w.rate;
+    const double factor = wall > 0 ? media / wall : 0;
+    verdict = {{"realtime_safe", nullptr},
+               {"text", fmt::format("throughput {:.1f}x real time ({:.3f} s of media in {:.3f} s)", factor, media, wall)}};
+  }
+  r["verdict"] = verdict;
+
+  json cad;
+  cad["period"] = hist_json(st.period);
+  cad["jitter_p95_ns"] = st.jitter.count() ? st.jitter.value_at_percentile(95) : 0;
+  cad["drift_ppm"] = st.drift_ppm();
+  cad["longest_gap"] = {{"ns", st.longest_gap_ns},
+                        {"seq", st.longest_gap_seq},
+                        {"at_s", static_cast<double>(st.longest_gap_at - st.first_sched) / 1e9}};
+  // D at speed 1 for the factor at --speed max (no schedule), else the paced D
+  const double d_ns = static_cast<double>(cfg.chunk_ns);
+  cad["realtime_factor"] = st.period.count() && d_ns > 0 ? static_cast<double>(st.period.value_at_percentile(95)) / d_ns : 0.0;
+  r["cadence"] = cad;
+
+  const double wall = static_cast<double>(er.end_ns - er.start_ns) / 1e9;
+  const double media = w.rate > 0 ? static_cast<double>(st.frames) / w.rate : 0;
+  r["throughput"] = {{"wall_seconds", wall},
+                     {"media_seconds", media},
+                     {"speed_factor", wall > 0 ? media / wall : 0.0},
+                     {"chunks_per_second", wall > 0 ? static_cast<double>(st.chunks + st.warmup_chunks) / wall : 0.0}};
+  r["queues"] = {{"depth", w.queue_depth}, {"in_high_water", er.q_in_high_water}, {"out_high_water", er.q_out_high_water}};
+  r["warmup"] = hist_json(st.warmup_latency);
+  return r;
+}
+
+bool budget_broken(const json& r) {
+  if (r.contains("headroom") && r["headroom"]["p95"].get<std::int64_t>() < 0) return true;
+  return r["counts"]["misses"].get<std::uint64_t>() > 0 || r["counts"]["drops"].get<std::uint64_t>() > 0;
+}
+
+void print_report(std::ostream& os, const json& r) {
+  const auto& w = r["workload"];
+  const auto& e = r["environment"];
+  const auto& t = r["timing"];
+  std::string out;
+  auto line = [&](const std::string& s) { out += s + "\n"; };
+  line(fmt::format("chunkscope {} ({}) {}", e["version"].get<std::string>(), e["commit"].get<std::string>(),
+                   w["command"].get<std::string>()));
+  line(fmt::format("workload   {} -> sink {}", w["source"].get<std::string>(), w["sink"].get<std::string>()));
+  line(fmt::format("           chain '{}': {} dispatch(es) per chunk, {} sections, on {} ({}), {}",
+                   w["chain"].get<std::string>(), w["dispatches_per_chunk_planned"].get<int>(),
+                   w["sections_per_sample"].get<int>(), w["backend"].get<std::string>(), w["mode"].get<std::string>(),
+                   w["dtype"].get<std::string>()));
+  const double D = t["chunk_ns"].get<double>();
+  line(fmt::format("           {} Hz, {} ch, chunk {} frames = D {}, margin {} = {}, budget B {}", w["rate"].get<double>(),
+                   w["channels"].get<int>(), w["chunk_frames"].get<int>(), fmt_time(D),
+                   w["margin"]["text"].get<std::string>(), fmt_time(w["margin"]["ns"].get<double>()),
+                   fmt_time(t["budget_ns"].get<double>())));
+  line(fmt::format("           speed {}, warm-up {} chunks (reported apart), queue depth {}, pool {} chunks",
+                   w["speed"].is_string() ? std::string("max (as fast as possible, no schedule)")
+                                          : fmt::format("{}x (paced, absolute schedule)", w["speed"].get<double>()),
+                   w["warmup_chunks"].get<int>(), w["queue_depth"].get<int>(), w["pool_chunks"].get<int>()));
+  line(fmt::format("environment {}, {} logical CPUs, {}, {} {}", e["cpu"].get<std::string>(), e["logical_cpus"].get<int>(),
+                   e["os"].get<std::string>(), e["compiler"].get<std::string>(), e["build"].get<std::string>()));
+  line(fmt::format("method     log-linear histograms (relative error <= {:.3f}%, exact min/max), CLOCK_MONOTONIC, "
+                   "latency from {}",
+                   r["method"]["relative_error"].get<double>() * 100, r["method"]["latency_from"].get<std::string>()));
+  if (r["state"] != "complete")
+    line(fmt::format("RUN {}: {}", r["state"].get<std::string>() == "interrupted" ? "INTERRUPTED" : "INCOMPLETE",
+                     r.value("reason", std::string("-"))));
+  line("");
+  line(fmt::format("{:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}", "stage", "p50", "p90", "p95", "p99", "p99.9",
+                   "max", "mean"));
+  auto row = [&](const std::string& name, const json& h) {
+    if (h["count"].get<std::uint64_t>() == 0) {
+      line(fmt::format("{:<12} {:>10}", name, "-"));
+      return;
+    }
+    line(fmt::format("{:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}", name, fmt_time(h["p50"].get<double>()),
+                     fmt_time(h["p90"].get<double>()), fmt_time(h["p95"].get<double>()), fmt_time(h["p99"].get<double>()),
+                     fmt_time(h["p99_9"].get<double>()), fmt_time(h["max"].get<double>()),
+                     fmt_time(h["mean"].get<double>())));
+  };
+  for (const char* s : {"source", "queue_in", "process", "queue_out", "sink"}) row(s, r["stages"][s]);
+  for (auto it = r["process_parts"].begin(); it != r["process_parts"].end(); ++it) row("  " + it.key(), it.value());
+  row("end-to-end", r["latency"]);
+  row("period", r["cadence"]["period"]);
+  line("");
+  line(fmt::format("headline   {}", r["verdict"]["text"].get<std::string>()));
+  if (r.contains("headroom"))
+    line(fmt::format("headroom   p95 {}, p99 {}, max {}", fmt_time(r["headroom"]["p95"].get<double>()),
+                     fmt_time(r["headroom"]["p99"].get<double>()), fmt_time(r["headroom"]["max"].get<double>())));
+  const auto& c = r["cadence"];
+  line(fmt::format("cadence    jitter p95 {}, drift {:+.1f} ppm, longest gap {} (chunk {} at {:.3f} s), real-time factor {:.3f}",
+                   fmt_time(c["jitter_p95_ns"].get<double>()), c["drift_ppm"].get<double>(),
+                   fmt_time(c["longest_gap"]["ns"].get<double>()), c["longest_gap"]["seq"].get<std::uint64_t>(),
+                   c["longest_gap"]["at_s"].get<double>(), c["realtime_factor"].get<double>()));
+  const auto& k = r["counts"];
+  std::string blame;
+  for (auto it = k["miss_blame"].begin(); it != k["miss_blame"].end(); ++it)
+    if (it.value().get<std::uint64_t>() > 0) blame += fmt::format("{}{} {}", blame.empty() ? "" : ", ", it.key(), it.value().get<std::uint64_t>());
+  const auto counted = k["counted"].get<std::uint64_t>();
+  line(fmt::format("misses     {} of {} counted chunks ({:.2f}%){}", k["misses"].get<std::uint64_t>(), counted,
+                   counted ? 100.0 * k["misses"].get<double>() / double(counted) : 0.0,
+                   blame.empty() ? "" : ", blamed on " + blame));
+  std::string seqs;
+  for (std::size_t i = 0; i < k["drop_seqs"].size() && i < 10; ++i) seqs += fmt::format(" {}", k["drop_seqs"][i].get<std::uint64_t>());
+  line(fmt::format("drops      {} (pool empty {}, queue full {}){}", k["drops"].get<std::uint64_t>(),
+                   k["drops_pool_empty"].get<std::uint64_t>(), k["drops_queue_full"].get<std::uint64_t>(),
+                   seqs.empty() ? "" : ", chunks" + seqs + (k["drop_seqs"].size() > 10 ? " ..." : "")));
+  line(fmt::format("chunks     {} produced, {} emitted, {} warm-up, {} short (passed through); queue high water in {} / out {}",
+                   k["produced"].get<std::uint64_t>(), k["emitted"].get<std::uint64_t>(), k["warmup"].get<std::uint64_t>(),
+                   k["short"].get<std::uint64_t>(), r["queues"]["in_high_water"].get<std::uint64_t>(),
+                   r["queues"]["out_high_water"].get<std::uint64_t>()));
+  const auto& tp = r["throughput"];
+  line(fmt::format("throughput {:.3f} s of media in {:.3f} s wall ({:.2f}x), {:.0f} chunks/s, {:.2f} dispatches per chunk",
+                   tp["media_seconds"].get<double>(), tp["wall_seconds"].get<double>(), tp["speed_factor"].get<double>(),
+                   tp["chunks_per_second"].get<double>(), r["dispatches_per_chunk"].get<double>()));
+  if (counted < 100)
+    line(fmt::format("note       only {} counted chunks: p99 and p99.9 rest on fewer than 100 samples", counted));
+  os << out;
+}
+
+void write_hgrm_files(const std::string& dir, const RunStats& st) {
+  auto write = [&](const std::string& name, const stats::LogHistogram& h) {
+    const std::string path = dir + "/" + name + ".hgrm";
+    std::ofstream o(path);
+    if (!o) throw RuntimeFailure(fmt::format("--hgrm '{}': cannot write {}", dir, path));
+    stats::write_hgrm(o, h, 1000.0);
+  };
+  for (int i = 0; i < kStageCount; ++i) write(stage_key(static_cast<Stage>(i)), st.stage[static_cast<std::size_t>(i)]);
+  write("end_to_end", st.latency);
+  write("period", st.period);
+}
+
+json build_trace(const std::vector<ChunkRecord>& trace, std::int64_t origin_ns, double) {
+  json ev = json::array();
+  const char* tracks[] = {"source", "queue_in", "process", "queue_out", "sink"};
+  ev.push_back({{"ph", "M"}, {"pid", 1}, {"name", "process_name"}, {"args", {{"name", "chunkscope"}}}});
+  for (int i = 0; i < 5; ++i) {
+    ev.push_back({{"ph", "M"}, {"pid", 1}, {"tid", i + 1}, {"name", "thread_name"}, {"args", {{"name", tracks[i]}}}});
+    ev.push_back({{"ph", "M"}, {"pid", 1}, {"tid", i + 1}, {"name", "thread_sort_index"}, {"args", {{"sort_index", i}}}});
+  }
+  auto us = [&](std::int64_t t) { return static_cast<double>(t - origin_ns) / 1e3; };
+  for (const auto& r : trace) {
+    const std::int64_t b[6] = {r.sched, r.ready, r.dequeue, r.proc_end, r.sink_start, r.emit};
+    const json args = {{"seq", r.seq},
+                       {"frames", r.frames},
+                       {"latency_us", static_cast<double>(r.emit - r.sched) / 1e3},
+                       {"miss", (r.flags & kChunkMiss) != 0},
+                       {"warmup", (r.flags & kChunkWarmup) != 0}};
+    for (int i = 0; i < 5; ++i) {
+      const double dur = std::max(0.0, static_cast<double>(b[i + 1] - b[i]) / 1e3);
+      ev.push_back({{"ph", "X"}, {"pid", 1}, {"tid", i + 1}, {"name", fmt::format("chunk {}", r.seq)}, {"cat", tracks[i]},
+                    {"ts", us(b[i])}, {"dur", dur}, {"args", args}});
+    }
+    ev.push_back({{"ph", "C"}, {"pid", 1}, {"name", "queue_in depth"}, {"ts", us(r.ready)}, {"args", {{"depth", r.q_in_depth}}}});
+    ev.push_back({{"ph", "C"}, {"pid", 1}, {"name", "queue_out depth"}, {"ts", us(r.proc_end)}, {"args", {{"depth", r.q_out_depth}}}});
+  }
+  return {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
+}
+
+}  // namespace chunkscope

@@ -1,0 +1,60 @@
+#pragma once
+// Reports of a streaming run: the JSON document (schema chunkscope.report/1) is built
+// first, and the terminal table, .hgrm files and Chrome trace are written from the run's
+// data. Not real-time.
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "rt/engine.hpp"
+#include "src/environment.hpp"
+#include "src/plan.hpp"
+#include "src/run_stats.hpp"
+
+namespace chunkscope {
+
+inline constexpr const char* kReportSchema = "chunkscope.report/1";
+
+struct Workload {
+  std::string command;      // replay, synth
+  std::string source, sink;
+  std::string backend, mode;
+  double rate = 0;
+  int channels = 0;
+  int chunk_frames = 0;
+  DType dtype = DType::f32;
+  std::uint64_t warmup = 0;
+  bool max_speed = false;
+  double speed = 1;
+  std::string margin_text;
+  std::int64_t margin_ns = 0;
+  int queue_depth = 0;
+  double media_seconds = 0;  // of the whole source
+};
+
+struct RunOutcome {
+  std::string state = "complete";  // complete, interrupted, incomplete
+  std::string reason;              // why not complete
+};
+
+/// The whole report as JSON. `trace` may be empty.
+nlohmann::json build_report(const Workload& w, const Plan& plan, const Environment& env, const RunStats& st,
+                            const EngineResult& er, const RunOutcome& outcome);
+
+/// The terminal table and headline, from the JSON report.
+void print_report(std::ostream& os, const nlohmann::json& report);
+
+/// True when --fail-on-miss should fail the run: negative p95 headroom, misses or drops.
+bool budget_broken(const nlohmann::json& report);
+
+/// One HdrHistogram percentile file per stage (and end-to-end, period) into `dir`.
+void write_hgrm_files(const std::string& dir, const RunStats& st);
+
+/// Chrome trace JSON (X slices per chunk per stage, C counters for queue depths, M names).
+nlohmann::json build_trace(const std::vector<ChunkRecord>& trace, std::int64_t origin_ns, double chunk_ns_d);
+
+/// Formats ns as "4.71 ms" / "812 µs" / "95 ns".
+std::string fmt_time(double ns);
+
+}  // namespace chunkscope

@@ -1,0 +1,85 @@
+#pragma once
+// Statistics of a streaming run, fed one finished chunk at a time on the sink thread.
+// prepare() allocates every histogram and list; add() is O(1), noexcept, allocation-free.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "rt/chunk.hpp"
+#include "src/stats/histogram.hpp"
+
+namespace chunkscope {
+
+enum class Stage : int { source, wait_in, process, wait_out, sink, count };
+inline constexpr int kStageCount = static_cast<int>(Stage::count);
+/// "source", "queue_in", "process", "queue_out", "sink". RT safe.
+const char* stage_key(Stage s) noexcept;
+
+/// Parts of the processing time (GPU backends fill them; zero on the CPU).
+enum class Part : int { launch, h2d, kernel, d2h, sync, calib, count };
+inline constexpr int kPartCount = static_cast<int>(Part::count);
+const char* part_key(Part p) noexcept;
+
+struct RunStatsConfig {
+  std::int64_t chunk_ns = 0;   // D: media duration of a full chunk at the replay speed
+  std::int64_t budget_ns = 0;  // B = D - margin
+  bool paced = true;           // false at --speed max: no deadlines
+  std::uint64_t warmup = 0;    // chunks reported apart
+  double media_ns_per_frame = 0;  // 1e9 / (rate x speed)
+  std::size_t miss_list_capacity = 4096;
+};
+
+struct MissEntry {
+  std::uint64_t seq;
+  std::int64_t latency_ns;
+  std::int64_t emit_ns;
+  Stage blame;
+};
+
+class RunStats {
+ public:
+  /// Allocates histograms and lists. Not RT safe.
+  void prepare(const RunStatsConfig& cfg);
+  /// Records one finished chunk (its record gets kChunkWarmup / kChunkMiss set). RT safe:
+  /// O(1), no allocation.
+  void add(ChunkRecord& r) noexcept;
+
+  const RunStatsConfig& config() const { return cfg_; }
+
+  // -- results (read after the run) --
+  std::vector<stats::LogHistogram> stage;   // per Stage
+  std::vector<stats::LogHistogram> part;    // per Part
+  stats::LogHistogram latency;        // L = emit - sched
+  stats::LogHistogram period;         // emit_k - emit_{k-1}
+  stats::LogHistogram jitter;         // |period - D|
+  stats::LogHistogram warmup_latency;
+
+  std::uint64_t chunks = 0;          // after warm-up
+  std::uint64_t warmup_chunks = 0;
+  std::uint64_t frames = 0;          // all emitted frames, warm-up included
+  std::uint64_t short_chunks = 0;
+  std::uint64_t misses = 0;
+  std::array<std::uint64_t, kStageCount> miss_blame{};
+  std::vector<MissEntry> miss_list;  // the first miss_list_capacity misses
+  std::uint64_t dispatches = 0, launches = 0;  // sums over counted chunks
+  std::int64_t first_emit = 0, last_emit = 0;  // all chunks
+  std::int64_t first_sched = 0;
+  // cadence
+  std::int64_t longest_gap_ns = 0;
+  std::uint64_t longest_gap_seq = 0;
+  std::int64_t longest_gap_at = 0;
+  double drift_ppm() const noexcept;  // slope of emit time against media time, minus 1
+  std::uint64_t drift_points() const noexcept { return n_; }
+
+ private:
+  RunStatsConfig cfg_;
+  bool have_prev_ = false;
+  std::int64_t prev_emit_ = 0;
+  // regression sums, in seconds relative to the first counted chunk
+  std::uint64_t n_ = 0;
+  long double sx_ = 0, sy_ = 0, sxx_ = 0, sxy_ = 0;
+  std::int64_t x0_ = 0, y0_ = 0;
+  bool have_origin_ = false;
+};
+
+}  // namespace chunkscope

@@ -1,0 +1,237 @@
+#include "src/stream_cmd.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sndfile.h>
+#include <unistd.h>
+
+#include "rt/cpu_backend.hpp"
+#include "rt/engine.hpp"
+#include "src/chain_spec.hpp"
+#include "src/cli/commands.hpp"
+#include "src/environment.hpp"
+#include "src/errors.hpp"
+#include "src/plan.hpp"
+#include "src/process_file.hpp"
+#include "src/report.hpp"
+#include "src/run_stats.hpp"
+#include "src/stream_io.hpp"
+
+namespace chunkscope {
+
+namespace fs = std::filesystem;
+
+std::int64_t parse_margin_ns(const std::string& text, std::int64_t chunk_ns) {
+  std::int64_t m = 0;
+  if (!text.empty() && text.back() == '%') {
+    const double pct = parse_number(text.substr(0, text.size() - 1), "--margin");
+    if (pct < 0) throw InputError(fmt::format("--margin: {} is negative", text));
+    m = static_cast<std::int64_t>(std::llround(pct / 100.0 * static_cast<double>(chunk_ns)));
+  } else {
+    m = parse_duration_ns(text, "--margin");
+  }
+  if (m >= chunk_ns)
+    throw InputError(fmt::format("--margin: {} ({:.3f} ms) is not below the chunk duration D = {:.3f} ms: no budget left",
+                                 text, m / 1e6, chunk_ns / 1e6));
+  return m;
+}
+
+namespace {
+
+// Checks an output location before streaming starts, so a bad path fails at once.
+void check_writable_file(const std::string& path, const char* flag) {
+  if (path.empty()) return;
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw InputError(fmt::format("{} '{}': folder '{}' does not exist", flag, path, dir.string()));
+  const fs::path probe = dir / fmt::format(".chunkscope-probe-{}", ::getpid());
+  std::ofstream o(probe);
+  if (!o) throw InputError(fmt::format("{} '{}': folder '{}' is not writable", flag, path, dir.string()));
+  o.close();
+  fs::remove(probe, ec);
+}
+
+void check_writable_dir(const std::string& dir, const char* flag) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError(fmt::format("{} '{}': not a folder", flag, dir));
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("{} '{}': cannot create ({})", flag, dir, ec.message()));
+  check_writable_file((fs::path(dir) / "x").string(), flag);
+}
+
+}  // namespace
+
+int run_stream(const std::string& command, const std::string& input, const StreamOptions& opt,
+               const std::atomic<bool>* stop_flag) {
+  // ---- options
+  check_chunk_frames(opt.chunk);
+  if (opt.queue_depth < 1 || opt.queue_depth > 4096)
+    throw InputError(fmt::format("--queue-depth: {} is out of range 1..4096", opt.queue_depth));
+  if (opt.warmup < 0) throw InputError(fmt::format("--warmup: {} is negative", opt.warmup));
+  bool max_speed = false;
+  double speed = 1;
+  if (opt.speed == "max") {
+    max_speed = true;
+  } else {
+    speed = parse_number(opt.speed, "--speed");
+    if (!(speed > 0)) throw InputError(fmt::format("--speed: {} must be above 0 (or 'max')", opt.speed));
+    if (speed > 1000) throw InputError(fmt::format("--speed: {} is above 1000 (use 'max')", opt.speed));
+  }
+  std::string json_path = opt.json_path, hgrm_dir = opt.hgrm_dir, trace_path = opt.trace_path;
+  if (!opt.report_dir.empty()) {
+    check_writable_dir(opt.report_dir, "--report-dir");
+    if (json_path.empty()) json_path = (fs::path(opt.report_dir) / "report.json").string();
+    if (hgrm_dir.empty()) hgrm_dir = (fs::path(opt.report_dir) / "hgrm").string();
+    if (trace_path.empty()) trace_path = (fs::path(opt.report_dir) / "trace.json").string();
+  }
+  check_writable_file(json_path, "--json");
+  check_writable_file(trace_path, "--trace");
+  check_writable_dir(hgrm_dir, "--hgrm");
+
+  // ---- source
+  std::unique_ptr<ChunkSource> source;
+  double rate = 0;
+  int channels = 0;
+  int in_format = 0;
+  FileSource* file_src = nullptr;
+  if (command == "replay") {
+    auto fsrc = std::make_unique<FileSource>(input, opt.dtype);
+    rate = fsrc->info().rate;
+    channels = fsrc->info().channels;
+    in_format = fsrc->info().format;
+    if (opt.expect_rate > 0 && opt.expect_rate != rate)
+      throw InputError(fmt::format("--rate: {} Hz does not match '{}' ({} Hz)", opt.expect_rate, input, rate));
+    if (opt.expect_channels > 0 && opt.expect_channels != channels)
+      throw InputError(fmt::format("--channels: {} does not match '{}' ({} channels)", opt.expect_channels, input, channels));
+    if (channels > kMaxChannels)
+      throw InputError(fmt::format("input '{}': {} channels, at most {} are supported", input, channels, kMaxChannels));
+    file_src = fsrc.get();
+    source = std::move(fsrc);
+  } else {
+    if (!(opt.rate >= 1000 && opt.rate <= 768000)) throw InputError(fmt::format("--rate: {} Hz is out of range 1000..768000", opt.rate));
+    if (opt.channels < 1 || opt.channels > kMaxChannels)
+      throw InputError(fmt::format("--channels: {} is out of range 1..{}", opt.channels, kMaxChannels));
+    SynthSpec sp = parse_synth(opt.signal, opt.rate);
+    const auto dur = parse_duration_ns(opt.duration, "--duration");
+    if (dur <= 0) throw InputError("--duration: must be above 0");
+    sp.channels = opt.channels;
+    sp.frames = static_cast<std::int64_t>(std::llround(static_cast<double>(dur) * 1e-9 * opt.rate));
+    rate = opt.rate;
+    channels = opt.channels;
+    in_format = SF_FORMAT_WAV | SF_FORMAT_FLOAT;
+    source = std::make_unique<SynthSource>(sp, opt.dtype);
+  }
+
+  // ---- plan, timing, budget
+  Plan plan;
+  if (opt.chain.empty()) {
+    plan.spec = "";
+    plan.rate = rate;
+    plan.fused = opt.fuse;
+  } else {
+    plan = plan_chain(opt.chain, rate, opt.fuse);
+  }
+  const double eff_speed = max_speed ? 1.0 : speed;
+  const auto chunk_ns = static_cast<std::int64_t>(std::llround(opt.chunk * 1e9 / (rate * eff_speed)));
+  const std::int64_t margin_ns = parse_margin_ns(opt.margin, chunk_ns);
+
+  // ---- sink
+  std::unique_ptr<ChunkSink> sink;
+  FileSink* file_sink = nullptr;
+  if (!opt.output.empty()) {
+    const int fmt_out = output_format_for(opt.output, in_format, channels, rate);
+    auto s = std::make_unique<FileSink>(opt.output, fmt_out, rate, channels, opt.dtype);
+    file_sink = s.get();
+    sink = std::move(s);
+  } else {
+    sink = std::make_unique<NullSink>();
+  }
+
+  // ---- prepare
+  const ProcessSpec spec{rate, channels, opt.chunk, opt.dtype};
+  auto backend = make_cpu_backend(plan, spec);
+  RunStats stats;
+  RunStatsConfig sc;
+  sc.chunk_ns = chunk_ns;
+  sc.budget_ns = chunk_ns - margin_ns;
+  sc.paced = !max_speed;
+  sc.warmup = static_cast<std::uint64_t>(opt.warmup);
+  sc.media_ns_per_frame = 1e9 / (rate * eff_speed);
+  stats.prepare(sc);
+  EngineConfig ec;
+  ec.spec = spec;
+  ec.queue_depth = opt.queue_depth;
+  ec.speed = speed;
+  ec.max_speed = max_speed;
+  const bool want_trace = !trace_path.empty();
+  ec.trace_capacity = want_trace ? opt.trace_capacity : 0;
+  Engine engine;
+  if (!ok(engine.prepare(ec, *backend, *source, *sink, stats)))
+    throw RuntimeFailure("engine: prepare failed (invalid configuration)");
+  engine.watch_stop_flag(stop_flag);
+
+  // ---- run
+  const EngineResult er = engine.run();
+
+  RunOutcome outcome;
+  int exit_code = kExitOk;
+  if (er.status == Status::interrupted && ok(er.process_status) && ok(er.sink_status)) {
+    outcome.state = "interrupted";
+    outcome.reason = "stopped by a signal; the chunks in flight were finished";
+  } else if (!ok(er.source_status) && er.source_status != Status::end_of_stream) {
+    outcome.state = "incomplete";
+    outcome.reason = file_src && file_src->truncated()
+                         ? fmt::format("input '{}' ended after {} of {} frames", input, file_src->delivered(),
+                                       file_src->total_frames())
+                         : fmt::format("source failed: {}", describe(er.source_status));
+    exit_code = kExitRuntime;
+  } else if (!ok(er.process_status)) {
+    outcome.state = "incomplete";
+    outcome.reason = fmt::format("processing failed: {}", describe(er.process_status));
+    exit_code = kExitRuntime;
+  } else if (!ok(er.sink_status)) {
+    outcome.state = "incomplete";
+    outcome.reason = fmt::format("sink '{}' failed: {}", sink->describe(), describe(er.sink_status));
+    exit_code = kExitRuntime;
+  }
+  if (file_sink && outcome.state == "complete") file_sink->commit();
+
+  Workload w;
+  w.command = command;
+  w.source = source->describe();
+  w.sink = sink->describe();
+  w.backend = backend->name();
+  w.mode = backend->mode();
+  w.rate = rate;
+  w.channels = channels;
+  w.chunk_frames = opt.chunk;
+  w.dtype = opt.dtype;
+  w.warmup = static_cast<std::uint64_t>(opt.warmup);
+  w.max_speed = max_speed;
+  w.speed = speed;
+  w.margin_text = opt.margin;
+  w.margin_ns = margin_ns;
+  w.queue_depth = opt.queue_depth;
+  w.media_seconds = static_cast<double>(source->total_frames()) / rate;
+  const auto report = build_report(w, plan, probe_environment(), stats, er, outcome);
+
+  if (!opt.quiet) print_report(std::cout, report);
+  if (!json_path.empty()) write_json_file(json_path, report);
+  if (!hgrm_dir.empty()) write_hgrm_files(hgrm_dir, stats);
+  if (want_trace) write_json_file(trace_path, build_trace(engine.trace(), er.start_ns, static_cast<double>(chunk_ns)));
+  if (exit_code != kExitOk) {
+    std::cerr << "chunkscope: " << outcome.reason << " (report marked incomplete)\n";
+    return exit_code;
+  }
+  if (opt.fail_on_miss && budget_broken(report)) return kExitMiss;
+  return kExitOk;
+}
+
+}  // namespace chunkscope

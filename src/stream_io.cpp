@@ -1,0 +1,128 @@
+#include "src/stream_io.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+#include <numbers>
+
+#include "src/chain_spec.hpp"
+#include "src/errors.hpp"
+
+namespace chunkscope {
+
+FileSource::FileSource(const std::string& path, DType dtype)
+    : reader_(path), dtype_(dtype), desc_(fmt::format("file {}", path)) {}
+
+Status FileSource::fill(void* dst, int max_frames, int* frames) noexcept {
+  std::int64_t got = 0;
+  const int rc = reader_.try_read(dst, dtype_ == DType::f64, max_frames, &got);
+  *frames = static_cast<int>(got);
+  if (rc != 0) {
+    truncated_ = true;
+    return Status::io_error;
+  }
+  return got == 0 ? Status::end_of_stream : Status::ok;
+}
+
+FileSink::FileSink(const std::string& path, int format, double rate, int channels, DType dtype)
+    : writer_(path, format, rate, channels), dtype_(dtype), desc_(fmt::format("file {}", path)) {}
+
+Status FileSink::consume(const void* src, int frames) noexcept {
+  try {  // AudioWriter reports failures by exception; the sink thread wants a status
+    if (dtype_ == DType::f32)
+      writer_.write(static_cast<const float*>(src), frames);
+    else
+      writer_.write(static_cast<const double*>(src), frames);
+  } catch (...) {
+    return Status::io_error;
+  }
+  return Status::ok;
+}
+
+SynthSpec parse_synth(const std::string& s, double rate) {
+  SynthSpec sp;
+  sp.text = s;
+  sp.rate = rate;
+  const auto c1 = s.find(':');
+  const std::string kind = s.substr(0, c1);
+  const std::string rest = c1 == std::string::npos ? "" : s.substr(c1 + 1);
+  const std::string where = fmt::format("--signal '{}'", s);
+  auto freq = [&](const std::string& v) {
+    const double f = parse_frequency(v, where);
+    if (!(f > 0 && f < rate / 2)) throw InputError(fmt::format("{}: {} Hz is not between 0 and Nyquist ({} Hz)", where, f, rate / 2));
+    return f;
+  };
+  if (kind == "sine") {
+    if (rest.empty()) throw InputError(fmt::format("{}: missing frequency (usage: sine:<hz>)", where));
+    sp.kind = SynthSpec::Kind::sine;
+    sp.f0 = freq(rest);
+  } else if (kind == "sweep") {
+    const auto c2 = rest.find(':');
+    if (rest.empty() || c2 == std::string::npos) throw InputError(fmt::format("{}: usage: sweep:<f0>:<f1>", where));
+    sp.kind = SynthSpec::Kind::sweep;
+    sp.f0 = freq(rest.substr(0, c2));
+    sp.f1 = freq(rest.substr(c2 + 1));
+  } else if (kind == "noise" || kind == "impulse" || kind == "silence") {
+    if (!rest.empty()) throw InputError(fmt::format("{}: '{}' takes no argument", where, kind));
+    sp.kind = kind == "noise" ? SynthSpec::Kind::noise
+              : kind == "impulse" ? SynthSpec::Kind::impulse
+                                  : SynthSpec::Kind::silence;
+  } else {
+    throw InputError(fmt::format("{}: unknown signal '{}' (sine:<hz>, noise, sweep:<f0>:<f1>, impulse, silence)", where, kind));
+  }
+  return sp;
+}
+
+SynthSource::SynthSource(const SynthSpec& spec, DType dtype)
+    : spec_(spec), dtype_(dtype), desc_(fmt::format("synth {}", spec.text)) {}
+
+double SynthSource::next() noexcept {
+  const double t = static_cast<double>(pos_) / spec_.rate;
+  double v = 0;
+  switch (spec_.kind) {
+    case SynthSpec::Kind::sine: v = spec_.amplitude * std::sin(2 * std::numbers::pi * spec_.f0 * t); break;
+    case SynthSpec::Kind::sweep: {
+      // logarithmic sweep over the whole duration; the phase is integrated sample by sample
+      const double dur = static_cast<double>(spec_.frames) / spec_.rate;
+      const double f = spec_.f0 * std::pow(spec_.f1 / spec_.f0, dur > 0 ? t / dur : 0);
+      v = spec_.amplitude * std::sin(phase_);
+      phase_ += 2 * std::numbers::pi * f / spec_.rate;
+      if (phase_ > 2 * std::numbers::pi) phase_ -= 2 * std::numbers::pi;
+      break;
+    }
+    case SynthSpec::Kind::noise: {
+      // xorshift64*: deterministic, allocation-free
+      rng_ ^= rng_ >> 12;
+      rng_ ^= rng_ << 25;
+      rng_ ^= rng_ >> 27;
+      const std::uint64_t r = rng_ * 0x2545F4914F6CDD1Dull;
+      v = spec_.amplitude * (static_cast<double>(r >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+      break;
+    }
+    case SynthSpec::Kind::impulse: v = pos_ == 0 ? spec_.amplitude : 0.0; break;
+    case SynthSpec::Kind::silence: v = 0; break;
+  }
+  ++pos_;
+  return v;
+}
+
+Status SynthSource::fill(void* dst, int max_frames, int* frames) noexcept {
+  const std::int64_t left = spec_.frames - pos_;
+  const int n = static_cast<int>(std::min<std::int64_t>(left, max_frames));
+  *frames = n;
+  if (n <= 0) return Status::end_of_stream;
+  const int ch = spec_.channels;
+  for (int f = 0; f < n; ++f) {
+    const double v = next();
+    for (int c = 0; c < ch; ++c) {
+      const std::size_t i = static_cast<std::size_t>(f) * static_cast<std::size_t>(ch) + static_cast<std::size_t>(c);
+      if (dtype_ == DType::f32)
+        static_cast<float*>(dst)[i] = static_cast<float>(v);
+      else
+        static_cast<double*>(dst)[i] = v;
+    }
+  }
+  return Status::ok;
+}
+
+}  // namespace chunkscope

@@ -1,0 +1,79 @@
+#pragma once
+// Stream ends built on the library: a file source and file sink (libsndfile, the same
+// reader and writer as `chunkscope process`) and a synthetic source.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "rt/stream_io.hpp"
+#include "src/audio_file.hpp"
+
+namespace chunkscope {
+
+/// Reads a file chunk by chunk on the source thread. Not copyable.
+class FileSource final : public ChunkSource {
+ public:
+  /// Opens the file (throws InputError). `dtype` is the sample type chunks carry.
+  FileSource(const std::string& path, DType dtype);
+  std::int64_t total_frames() const noexcept override { return reader_.info().frames; }
+  /// RT safe apart from the file read itself; returns io_error when the file ends early.
+  Status fill(void* dst, int max_frames, int* frames) noexcept override;
+  const char* describe() const noexcept override { return desc_.c_str(); }
+  const AudioInfo& info() const { return reader_.info(); }
+  /// Frames delivered when the stream ended, and whether the file ended before its header said.
+  std::int64_t delivered() const noexcept { return reader_.position(); }
+  bool truncated() const noexcept { return truncated_; }
+
+ private:
+  AudioReader reader_;
+  DType dtype_;
+  std::string desc_;
+  bool truncated_ = false;
+};
+
+/// Writes every chunk; the file appears at its path only after commit().
+class FileSink final : public ChunkSink {
+ public:
+  FileSink(const std::string& path, int format, double rate, int channels, DType dtype);
+  Status consume(const void* src, int frames) noexcept override;
+  const char* describe() const noexcept override { return desc_.c_str(); }
+  void commit() { writer_.commit(); }
+
+ private:
+  AudioWriter writer_;
+  DType dtype_;
+  std::string desc_;
+};
+
+struct SynthSpec {
+  enum class Kind { sine, noise, sweep, impulse, silence } kind = Kind::sine;
+  double f0 = 440, f1 = 0;  // sine: f0; sweep: f0 -> f1 (logarithmic)
+  double amplitude = 0.5;
+  double rate = 48000;
+  int channels = 2;
+  std::int64_t frames = 480000;  // duration in frames
+  std::string text;
+};
+
+/// Parses "sine:<hz>", "noise", "sweep:<f0>:<f1>", "impulse", "silence". Throws InputError.
+SynthSpec parse_synth(const std::string& s, double rate);
+
+/// Generates the signal sample by sample; deterministic (noise has a fixed seed).
+class SynthSource final : public ChunkSource {
+ public:
+  SynthSource(const SynthSpec& spec, DType dtype);
+  std::int64_t total_frames() const noexcept override { return spec_.frames; }
+  Status fill(void* dst, int max_frames, int* frames) noexcept override;
+  const char* describe() const noexcept override { return desc_.c_str(); }
+
+ private:
+  double next() noexcept;
+  SynthSpec spec_;
+  DType dtype_;
+  std::string desc_;
+  std::int64_t pos_ = 0;
+  double phase_ = 0;
+  std::uint64_t rng_ = 0x9E3779B97F4A7C15ull;
+};
+
+}  // namespace chunkscope
