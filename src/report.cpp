@@ -110,6 +110,7 @@ json build_report(const Workload& w, const Plan& plan, const Environment& env, c
       parts[part_key(static_cast<Part>(i))] = hist_json(st.part[static_cast<std::size_t>(i)]);
   r["process_parts"] = parts;
   r["latency"] = hist_json(st.latency);
+  r["engine_overhead"] = hist_json(st.overhead);
   r["dispatches_per_chunk"] = st.chunks ? static_cast<double>(st.dispatches) / static_cast<double>(st.chunks) : 0.0;
   r["launches_per_chunk"] = st.chunks ? static_cast<double>(st.launches) / static_cast<double>(st.chunks) : 0.0;
 
@@ -233,6 +234,7 @@ void print_report(std::ostream& os, const json& r) {
   for (const char* s : {"source", "queue_in", "process", "queue_out", "sink"}) row(s, r["stages"][s]);
   for (auto it = r["process_parts"].begin(); it != r["process_parts"].end(); ++it) row("  " + it.key(), it.value());
   row("end-to-end", r["latency"]);
+  row("overhead", r["engine_overhead"]);
   row("period", r["cadence"]["period"]);
   line("");
   line(fmt::format("headline   {}", r["verdict"]["text"].get<std::string>()));

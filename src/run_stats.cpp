@@ -36,6 +36,7 @@ void RunStats::prepare(const RunStatsConfig& cfg) {
   latency = stats::LogHistogram();
   period = stats::LogHistogram();
   jitter = stats::LogHistogram();
+  overhead = stats::LogHistogram();
   warmup_latency = stats::LogHistogram();
   miss_list.clear();
   miss_list.reserve(cfg.miss_list_capacity);
@@ -78,15 +79,24 @@ void RunStats::add(ChunkRecord& r) noexcept {
   for (int i = 0; i < kPartCount; ++i)
     if (pt[i] > 0) part[static_cast<std::size_t>(i)].record(nn(pt[i]));
   latency.record(nn(L));
+  overhead.record(nn(L - st[static_cast<int>(Stage::process)]));
   dispatches += r.dispatches;
   launches += r.launches;
 
   if (cfg_.paced && L > cfg_.budget_ns) {
     ++misses;
     r.flags |= kChunkMiss;
-    int worst = 0;
-    for (int i = 1; i < kStageCount; ++i)
-      if (st[i] > st[worst]) worst = i;
+    // A queue wait is charged to the stage the chunk waited for: the processor was busy
+    // (or waking) for queue_in, the sink for queue_out.
+    const std::int64_t charge[3] = {st[0], st[1] + st[2], st[3] + st[4]};
+    const int who[3] = {static_cast<int>(Stage::source), static_cast<int>(Stage::process), static_cast<int>(Stage::sink)};
+    int worst = who[0];
+    std::int64_t most = charge[0];
+    for (int i = 1; i < 3; ++i)
+      if (charge[i] > most) {
+        most = charge[i];
+        worst = who[i];
+      }
     ++miss_blame[static_cast<std::size_t>(worst)];
     if (miss_list.size() < miss_list.capacity())
       miss_list.push_back({r.seq, L, r.emit, static_cast<Stage>(worst)});  // within reserved capacity

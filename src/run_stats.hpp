@@ -52,6 +52,7 @@ class RunStats {
   stats::LogHistogram latency;        // L = emit - sched
   stats::LogHistogram period;         // emit_k - emit_{k-1}
   stats::LogHistogram jitter;         // |period - D|
+  stats::LogHistogram overhead;       // L - processing time: what the engine adds
   stats::LogHistogram warmup_latency;
 
   std::uint64_t chunks = 0;          // after warm-up

@@ -8,11 +8,55 @@
 #include <vector>
 
 #include "rt/cpu_backend.hpp"
+#include "rt/engine.hpp"
+#include "src/audio_file.hpp"
+#include "src/run_stats.hpp"
+#include "src/stream_io.hpp"
+#include "tests/test_util.hpp"
+#include <readerwriterqueue/readerwriterqueue.h>
+#include <sndfile.h>
 #include "src/plan.hpp"
 
 namespace {
 std::atomic<long> g_news{0};
+std::atomic<long> g_mallocs{0};
 }
+
+// C allocations are counted too (libsndfile and the C library allocate with malloc), by
+// interposing the allocator functions over glibc's. Not under AddressSanitizer, which
+// owns malloc itself.
+#if !defined(__SANITIZE_ADDRESS__)
+#define CHUNKSCOPE_COUNT_MALLOC 1
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+void __libc_free(void*);
+void* malloc(std::size_t n) {
+  g_mallocs.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(n);
+}
+void* calloc(std::size_t a, std::size_t b) {
+  g_mallocs.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(a, b);
+}
+void* realloc(void* p, std::size_t n) {
+  g_mallocs.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(p, n);
+}
+void* aligned_alloc(std::size_t a, std::size_t n) {
+  g_mallocs.fetch_add(1, std::memory_order_relaxed);
+  return __libc_memalign(a, n);
+}
+int posix_memalign(void** out, std::size_t a, std::size_t n) {
+  g_mallocs.fetch_add(1, std::memory_order_relaxed);
+  *out = __libc_memalign(a, n);
+  return *out ? 0 : 12;
+}
+void free(void* p) { __libc_free(p); }
+}
+#endif
 
 void* operator new(std::size_t n) {
   g_news.fetch_add(1, std::memory_order_relaxed);
@@ -61,4 +105,99 @@ TEST_CASE("CpuBackend::process allocates nothing over 1000 chunks (f32 and f64, 
     be.reset();
     CHECK(g_news.load() - before == 0);
   }
+}
+
+namespace {
+
+struct Counts {
+  long news, mallocs;
+};
+
+// Allocations made by one engine run() of `seconds` of synthetic audio at --speed max.
+// prepare() is outside the window; thread start-up is inside and costs the same whatever
+// the length, so two runs of different lengths must count the same.
+Counts engine_run_allocations(double seconds, bool file_io, const std::string& dir) {
+  const double rate = 48000;
+  const int chunk = 64, ch = 2;
+  const Plan plan = plan_chain("hp:80:4 | lp:12000:8 | peak:1000:gain=2", rate);
+  CpuBackend be;
+  REQUIRE(be.prepare({rate, ch, chunk, DType::f32}, plan) == Status::ok);
+  std::unique_ptr<ChunkSource> src;
+  std::unique_ptr<ChunkSink> sink;
+  const auto frames = static_cast<std::int64_t>(seconds * rate);
+  if (file_io) {
+    // a real file in, a real file out
+    SynthSpec sp = parse_synth("noise", rate);
+    sp.channels = ch;
+    sp.frames = frames;
+    {
+      SynthSource gen(sp, DType::f32);
+      AudioWriter w(dir + "/in.wav", SF_FORMAT_WAV | SF_FORMAT_FLOAT, rate, ch);
+      std::vector<float> buf(4096 * ch);
+      int n = 0;
+      while (gen.fill(buf.data(), 4096, &n) == Status::ok) w.write(buf.data(), n);
+      w.commit();
+    }
+    src = std::make_unique<FileSource>(dir + "/in.wav", DType::f32);
+    sink = std::make_unique<FileSink>(dir + "/out.wav", SF_FORMAT_WAV | SF_FORMAT_FLOAT, rate, ch, DType::f32);
+  } else {
+    SynthSpec sp = parse_synth("sweep:20:20000", rate);
+    sp.channels = ch;
+    sp.frames = frames;
+    src = std::make_unique<SynthSource>(sp, DType::f32);
+    sink = std::make_unique<NullSink>();
+  }
+  RunStats stats;
+  RunStatsConfig sc;
+  sc.chunk_ns = 1333333;
+  sc.budget_ns = 1000000;
+  sc.paced = false;
+  sc.warmup = 10;
+  sc.media_ns_per_frame = 1e9 / rate;
+  stats.prepare(sc);
+  EngineConfig ec;
+  ec.spec = {rate, ch, chunk, DType::f32};
+  ec.max_speed = true;
+  ec.trace_capacity = 20000;
+  Engine eng;
+  REQUIRE(eng.prepare(ec, be, *src, *sink, stats) == Status::ok);
+  const Counts before{g_news.load(), g_mallocs.load()};
+  const EngineResult r = eng.run();
+  const Counts after{g_news.load(), g_mallocs.load()};
+  CHECK(r.status == Status::ok);
+  CHECK(stats.chunks + stats.warmup_chunks == static_cast<std::uint64_t>((frames + chunk - 1) / chunk));
+  return {after.news - before.news, after.mallocs - before.mallocs};
+}
+
+}  // namespace
+
+TEST_CASE("the engine allocates nothing per chunk: 100 chunks and 10,000 chunks cost the same") {
+  testutil::TempDir td;
+  for (bool file_io : {false, true}) {
+    CAPTURE(file_io);
+    // a first run pays the C library's one-time costs (per-thread arenas, first file open)
+    (void)engine_run_allocations(50 * 64 / 48000.0, file_io, td.path().string());
+    const Counts small = engine_run_allocations(100 * 64 / 48000.0, file_io, td.path().string());
+    const Counts large = engine_run_allocations(10000 * 64 / 48000.0, file_io, td.path().string());
+    CHECK(large.news == small.news);
+#if defined(CHUNKSCOPE_COUNT_MALLOC)
+    CHECK(large.mallocs == small.mallocs);
+    MESSAGE("allocations per run (thread start-up): " << large.mallocs);
+#endif
+  }
+}
+
+TEST_CASE("queue round trips and histogram records allocate nothing") {
+  moodycamel::BlockingReaderWriterQueue<void*> q(64);
+  stats::LogHistogram h;
+  int x = 0;
+  const long before_n = g_news.load(), before_m = g_mallocs.load();
+  for (int i = 0; i < 1000; ++i) {
+    q.try_enqueue(&x);
+    void* out = nullptr;
+    q.try_dequeue(out);
+    h.record(static_cast<std::uint64_t>(i) * 977u);
+  }
+  CHECK(g_news.load() - before_n == 0);
+  CHECK(g_mallocs.load() - before_m == 0);
 }
