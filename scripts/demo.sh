@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# chunkscope demo: show a planned chain, then run the bundled audio through two chains.
+# chunkscope demo: show a planned chain, then stream the bundled speech clip through it at
+# real-time pace (about 6 s) and print the report.
 #   scripts/demo.sh <path to the chunkscope binary>
-# Writes out/mix_filtered.wav and out/speech_filtered.flac under the repository root.
+# Writes out/report.json, out/trace.json, out/hgrm/*.hgrm and out/speech_filtered.wav.
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
@@ -22,7 +23,6 @@ if [ ! -x "$cs" ]; then
 fi
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-music_chain='hp:80:4 | lp:12000:8 | peak:1000:q=0.7:gain=6'
 speech_chain='hp:120:2 | peak:3000:q=1:gain=4'
 
 # Echo a command the way one would type it (arguments with spaces in single quotes), then run it.
@@ -41,14 +41,15 @@ run() {
 
 echo "== chunkscope demo =="
 "$cs" --version
-echo "Plans a filter chain, then streams the bundled audio through it in fixed-size chunks."
+echo "Plans a filter chain, then streams the bundled audio through it in fixed-size chunks"
+echo "at real-time pace and tells whether the chain keeps real time."
 
 mkdir -p out
 
-run chain "$music_chain" --rate 48000
-run process audio/mix_stereo_48k.flac out/mix_filtered.wav --chain "$music_chain" --chunk 256
-run process audio/speech_mono_44k1.wav out/speech_filtered.flac --chain "$speech_chain"
+run chain "$speech_chain" --rate 44100
+run replay audio/speech_mono_44k1.wav --chain "$speech_chain" --chunk 256 \
+  --output out/speech_filtered.wav --report-dir out
 
 echo
-echo "demo: wrote out/mix_filtered.wav and out/speech_filtered.flac"
+echo "demo: wrote out/report.json, out/trace.json (open it in Perfetto), out/hgrm/ and out/speech_filtered.wav"
 echo "demo: commands, flags and formats are described in docs/profiler.md"

@@ -126,7 +126,7 @@ std::int64_t parse_duration_ns(std::string_view s, std::string_view what) {
     }
   }
   if (s.empty()) throw InputError(fmt::format("{}: missing duration", what));
-  throw InputError(fmt::format("{}: '{}' needs a unit (ns, us, ms or s), e.g. 250us or 1.5ms", what, s));
+  throw InputError(fmt::format("{}: '{}' needs a unit (ns, us or µs, ms, s), e.g. 250us or 1.5ms", what, s));
 }
 
 namespace {

@@ -77,6 +77,17 @@ TEST_CASE("cli process: the output equals the library run chunk by chunk") {
   const auto outf = td.file("out.flac");
   REQUIRE(run_cli({"process", kMix, outf, "--chain", "hp:80:4 | lp:8000:4"}).rc == 0);
   CHECK(fs::exists(outf));
+  // --no-fuse: one pass per filter, the same filter
+  const auto outu = td.file("unfused.wav");
+  const auto u = run_cli({"process", kMix, outu, "--chain", "hp:80:4 | lp:8000:4", "--chunk", "333", "--dtype", "f64", "--no-fuse"});
+  REQUIRE(u.rc == 0);
+  CHECK(has(u.out, "2 dispatch(es) per chunk"));
+  CHECK(has(r.out, "1 dispatch(es) per chunk"));
+  const auto yu = testutil::read_all(outu);
+  REQUIRE(yu.size() == y.size());
+  double du = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) du = std::max(du, std::fabs(yu[i] - y[i]));
+  CHECK(du <= 1.0 / 32768 + 1e-12);
 }
 
 TEST_CASE("cli bad input: exit 2, one line naming the input, no output file left") {

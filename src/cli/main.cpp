@@ -257,7 +257,8 @@ int main(int argc, char** argv) {
   proc->add_option("--chain,-c", popt.chain, "Chain spec")->required();
   proc->add_option("--chunk,-n", chunk, "Frames per chunk (1..65536)")->capture_default_str();
   proc->add_option("--dtype", dtype, "Sample type for processing: f32 or f64")->capture_default_str();
-  proc->add_flag("--no-fuse", popt.fuse, "One pass per filter (the unfused baseline)")->default_val(true);
+  bool proc_no_fuse = false;
+  proc->add_flag("--no-fuse", proc_no_fuse, "One pass per filter (the unfused baseline)");
 
   // bench
   BenchOptions bopt;
@@ -327,6 +328,7 @@ int main(int argc, char** argv) {
       check_chunk_frames(chunk);
       popt.chunk = static_cast<int>(chunk);
       popt.dtype = parse_dtype(dtype);
+      popt.fuse = !proc_no_fuse;
       return cmd_process(in, out, popt);
     }
     if (*replay) {
