@@ -31,6 +31,26 @@ struct Engine::Impl {
   std::atomic<bool> source_done{false}, processor_done{false};
   EngineResult result;
   bool ran = false;
+  // device mode (push/pull run on the audio callback thread)
+  std::uint64_t push_seq = 0;
+  std::int64_t push_media = 0;
+  Chunk* push_spare = nullptr;
+  std::atomic<std::uint64_t> drops_live{0}, underruns_live{0};
+  std::size_t depth = 8;
+  int latency_chunks = 2;
+  bool external_sink = false;
+
+  void note_drop(std::uint64_t seq, bool pool_empty) noexcept {
+    ++result.drops;
+    (pool_empty ? result.drops_pool : result.drops_queue)++;
+    if (result.drop_seqs.size() < result.drop_seqs.capacity()) result.drop_seqs.push_back(seq);
+    drops_live.store(result.drops, std::memory_order_relaxed);
+  }
+  void emit(Chunk* c) noexcept {
+    stats->add(c->rec);
+    if (!trace.empty()) trace[emitted % trace.size()] = c->rec;
+    ++emitted;
+  }
 };
 
 Engine::Engine() : impl_(std::make_unique<Impl>()) {}
@@ -57,6 +77,10 @@ Status Engine::prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& s
   m.trace.assign(cfg.trace_capacity, ChunkRecord{});
   m.result = EngineResult{};
   m.result.drop_seqs.reserve(cfg.drop_list_capacity);
+  m.result.underrun_seqs.reserve(cfg.drop_list_capacity);
+  m.depth = static_cast<std::size_t>(cfg.queue_depth);
+  m.latency_chunks = std::max(1, cfg.latency_chunks);
+  m.external_sink = cfg.external_sink;
   m.result.pool_chunks = pool;
   m.backend = &backend;
   m.source = &source;
@@ -253,12 +277,17 @@ EngineResult Engine::run() {
     }
   };
 
-  std::thread sink_thread(sink_fn);
+  std::thread sink_thread, source_thread;
+  if (!cfg.external_sink) sink_thread = std::thread(sink_fn);
   std::thread processor_thread(processor_fn);
-  std::thread source_thread(source_fn);
-  source_thread.join();
+  if (!cfg.external_source) source_thread = std::thread(source_fn);
+  if (source_thread.joinable()) source_thread.join();
   processor_thread.join();
-  sink_thread.join();
+  if (sink_thread.joinable()) sink_thread.join();
+  if (cfg.external_source) {
+    res.produced = m.push_seq;
+    if (res.start_ns == 0) res.start_ns = res.end_ns;
+  }
   res.end_ns = now_ns();
   if (!ok(res.source_status))
     res.status = res.source_status;
@@ -269,6 +298,99 @@ EngineResult Engine::run() {
   if (ok(res.source_status) && res.status != Status::interrupted) res.source_status = Status::end_of_stream;
   return res;
 }
+
+Status Engine::push(const void* src, int frames, std::int64_t sched) noexcept {
+  auto& m = *impl_;
+  if (m.result.start_ns == 0) m.result.start_ns = sched;
+  const std::uint64_t seq = m.push_seq++;
+  const std::int64_t media = m.push_media;
+  m.push_media += frames;
+  Chunk* c = m.push_spare;
+  m.push_spare = nullptr;
+  if (!c && !m.free_list->try_dequeue(c)) {
+    m.note_drop(seq, true);
+    return Status::pool_empty;
+  }
+  const int n = std::min(frames, cfg_.spec.max_frames);
+  std::memcpy(c->data, src,
+              static_cast<std::size_t>(n) * static_cast<std::size_t>(cfg_.spec.channels) * dtype_size(cfg_.spec.dtype));
+  ChunkRecord& r = c->rec;
+  r = ChunkRecord{};
+  r.seq = seq;
+  r.media_frame = media;
+  r.frames = static_cast<std::uint32_t>(n);
+  r.flags = n < cfg_.spec.max_frames ? static_cast<std::uint32_t>(kChunkShort) : 0u;
+  r.sched = sched;
+  r.ready = now_ns();
+  const std::size_t qd = m.q_in->size_approx() + 1;
+  r.q_in_depth = static_cast<std::uint16_t>(qd);
+  if (qd > m.depth || !m.q_in->try_enqueue(c)) {
+    m.push_spare = c;
+    m.note_drop(seq, false);
+    return Status::queue_full;
+  }
+  if (qd > m.result.q_in_high_water) m.result.q_in_high_water = qd;
+  return Status::ok;
+}
+
+Status Engine::pull(void* dst, int frames, std::uint64_t index) noexcept {
+  auto& m = *impl_;
+  const std::size_t bytes =
+      static_cast<std::size_t>(frames) * static_cast<std::size_t>(cfg_.spec.channels) * dtype_size(cfg_.spec.dtype);
+  const auto K = static_cast<std::uint64_t>(m.latency_chunks);
+  if (index < K) {  // priming: nothing can be due yet
+    std::memset(dst, 0, bytes);
+    return Status::ok;
+  }
+  const std::uint64_t want = index - K;
+  Chunk** front = nullptr;
+  for (;;) {
+    front = m.q_out->peek();
+    if (!front) break;
+    Chunk* c = *front;
+    if (c->rec.flags & kChunkFailed) {
+      m.q_out->pop();
+      m.free_list->try_enqueue(c);
+      continue;
+    }
+    if (c->rec.seq >= want) break;
+    // it missed its callback: silence was played for it; count it, with its latency
+    m.q_out->pop();
+    ++m.result.late_chunks;
+    c->rec.sink_start = now_ns();
+    c->rec.emit = c->rec.proc_end;
+    m.emit(c);
+    m.free_list->try_enqueue(c);
+  }
+  if (front && (*front)->rec.seq == want) {
+    Chunk* c = *front;
+    m.q_out->pop();
+    const int n = std::min<int>(frames, static_cast<int>(c->rec.frames));
+    std::memcpy(dst, c->data,
+                static_cast<std::size_t>(n) * static_cast<std::size_t>(cfg_.spec.channels) * dtype_size(cfg_.spec.dtype));
+    if (static_cast<std::size_t>(n) * static_cast<std::size_t>(cfg_.spec.channels) * dtype_size(cfg_.spec.dtype) < bytes)
+      std::memset(static_cast<unsigned char*>(dst) + static_cast<std::size_t>(n) * static_cast<std::size_t>(cfg_.spec.channels) *
+                                                      dtype_size(cfg_.spec.dtype),
+                  0, bytes - static_cast<std::size_t>(n) * static_cast<std::size_t>(cfg_.spec.channels) * dtype_size(cfg_.spec.dtype));
+    // Latency of a played chunk is measured to the moment it was ready for output
+    // (proc_end); the wait for its callback shows as queue_out.
+    c->rec.sink_start = now_ns();
+    c->rec.emit = c->rec.proc_end;
+    m.emit(c);
+    m.free_list->try_enqueue(c);
+    return Status::ok;
+  }
+  std::memset(dst, 0, bytes);
+  ++m.result.underruns;
+  if (m.result.underrun_seqs.size() < m.result.underrun_seqs.capacity()) m.result.underrun_seqs.push_back(want);
+  m.underruns_live.store(m.result.underruns, std::memory_order_relaxed);
+  return Status::queue_full;
+}
+
+void Engine::finish_source() noexcept { impl_->source_done.store(true, std::memory_order_release); }
+std::uint64_t Engine::live_drops() const noexcept { return impl_->drops_live.load(std::memory_order_relaxed); }
+std::uint64_t Engine::live_underruns() const noexcept { return impl_->underruns_live.load(std::memory_order_relaxed); }
+std::size_t Engine::live_queue_depth() const noexcept { return impl_->q_in->size_approx(); }
 
 std::vector<ChunkRecord> Engine::trace() const {
   const auto& m = *impl_;

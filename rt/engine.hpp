@@ -30,6 +30,10 @@ struct EngineConfig {
   bool max_speed = false;     // as fast as possible: no schedule, no drops
   std::size_t trace_capacity = 0;  // chunk records kept for the trace (a ring: the last N)
   std::size_t drop_list_capacity = 4096;
+  // Device streams: the audio callback is the source (push) and, full duplex, the sink (pull)
+  bool external_source = false;  // no source thread: push() feeds the stream
+  bool external_sink = false;    // no sink thread: pull() takes processed chunks
+  int latency_chunks = 2;        // pull(): the output of input chunk k plays at callback k + K
 };
 
 struct EngineResult {
@@ -44,6 +48,9 @@ struct EngineResult {
   std::size_t q_in_high_water = 0, q_out_high_water = 0;
   std::int64_t start_ns = 0, end_ns = 0;
   std::size_t pool_chunks = 0;
+  std::uint64_t underruns = 0;     // pull(): the due chunk was not ready, silence played
+  std::uint64_t late_chunks = 0;   // pull(): arrived after its callback, discarded
+  std::vector<std::uint64_t> underrun_seqs;
 };
 
 class Engine {
@@ -63,6 +70,21 @@ class Engine {
   void request_stop() noexcept { stop_.store(true, std::memory_order_relaxed); }
   /// Stop when *flag becomes true (e.g. set by a SIGINT handler). Not RT safe.
   void watch_stop_flag(const std::atomic<bool>* flag) noexcept { external_stop_ = flag; }
+
+  /// Device callback as source: copies `frames` interleaved frames into a pooled chunk
+  /// stamped `sched` and queues it; drops (and counts) when no chunk or no room.
+  /// RT safe: no allocation, no lock, never blocks. Call from one thread only.
+  Status push(const void* src, int frames, std::int64_t sched) noexcept;
+  /// Device callback as sink: writes the output due at callback `index` (the processed
+  /// input chunk index - K) into `dst`, or silence with an underrun before it is ready.
+  /// RT safe: no allocation, no lock, never blocks. Same thread as push().
+  Status pull(void* dst, int frames, std::uint64_t index) noexcept;
+  /// No more push() calls: run() finishes the chunks in flight and returns. RT safe.
+  void finish_source() noexcept;
+  /// Counters readable while running (relaxed, for a live view). RT safe.
+  std::uint64_t live_drops() const noexcept;
+  std::uint64_t live_underruns() const noexcept;
+  std::size_t live_queue_depth() const noexcept;
 
   /// Chunk records of the run in emit order (the last trace_capacity). Not RT safe.
   std::vector<ChunkRecord> trace() const;

@@ -79,6 +79,10 @@ void RunStats::add(ChunkRecord& r) noexcept {
   for (int i = 0; i < kPartCount; ++i)
     if (pt[i] > 0) part[static_cast<std::size_t>(i)].record(nn(pt[i]));
   latency.record(nn(L));
+  if (live_latency_) {
+    live_latency_->record(nn(L));
+    live_counted.store(chunks, std::memory_order_relaxed);
+  }
   overhead.record(nn(L - st[static_cast<int>(Stage::process)]));
   dispatches += r.dispatches;
   launches += r.launches;
@@ -86,6 +90,7 @@ void RunStats::add(ChunkRecord& r) noexcept {
   if (cfg_.paced && L > cfg_.budget_ns) {
     ++misses;
     r.flags |= kChunkMiss;
+    live_misses.store(misses, std::memory_order_relaxed);
     // A queue wait is charged to the stage the chunk waited for: the processor was busy
     // (or waking) for queue_in, the sink for queue_out.
     const std::int64_t charge[3] = {st[0], st[1] + st[2], st[3] + st[4]};
@@ -107,6 +112,7 @@ void RunStats::add(ChunkRecord& r) noexcept {
     period.record(nn(P));
     const std::int64_t dev = P - cfg_.chunk_ns;
     jitter.record(nn(dev < 0 ? -dev : dev));
+    if (live_jitter_) live_jitter_->record(nn(dev < 0 ? -dev : dev));
     if (P > longest_gap_ns) {
       longest_gap_ns = P;
       longest_gap_seq = r.seq;

@@ -7,6 +7,8 @@
 
 #include "rt/chunk.hpp"
 #include "src/stats/histogram.hpp"
+#include "src/stats/interval_recorder.hpp"
+#include <atomic>
 
 namespace chunkscope {
 
@@ -46,6 +48,14 @@ class RunStats {
 
   const RunStatsConfig& config() const { return cfg_; }
 
+  /// Live view: when set (before the run), add() also records latency and |P - D| here,
+  /// and keeps live_counted / live_misses, for a reader thread. Not RT safe to set.
+  void enable_live(stats::IntervalRecorder* live_lat, stats::IntervalRecorder* live_jit) {
+    live_latency_ = live_lat;
+    live_jitter_ = live_jit;
+  }
+  std::atomic<std::uint64_t> live_counted{0}, live_misses{0};
+
   // -- results (read after the run) --
   std::vector<stats::LogHistogram> stage;   // per Stage
   std::vector<stats::LogHistogram> part;    // per Part
@@ -74,6 +84,8 @@ class RunStats {
 
  private:
   RunStatsConfig cfg_;
+  stats::IntervalRecorder* live_latency_ = nullptr;
+  stats::IntervalRecorder* live_jitter_ = nullptr;
   bool have_prev_ = false;
   std::int64_t prev_emit_ = 0;
   // regression sums, in seconds relative to the first counted chunk

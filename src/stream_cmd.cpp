@@ -68,6 +68,28 @@ void check_writable_dir(const std::string& dir, const char* flag) {
 
 }  // namespace
 
+ReportPaths resolve_report_paths(const StreamOptions& opt) {
+  ReportPaths p{opt.json_path, opt.hgrm_dir, opt.trace_path};
+  if (!opt.report_dir.empty()) {
+    check_writable_dir(opt.report_dir, "--report-dir");
+    if (p.json.empty()) p.json = (fs::path(opt.report_dir) / "report.json").string();
+    if (p.hgrm.empty()) p.hgrm = (fs::path(opt.report_dir) / "hgrm").string();
+    if (p.trace.empty()) p.trace = (fs::path(opt.report_dir) / "trace.json").string();
+  }
+  check_writable_file(p.json, "--json");
+  check_writable_file(p.trace, "--trace");
+  check_writable_dir(p.hgrm, "--hgrm");
+  return p;
+}
+
+void write_reports(const nlohmann::json& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
+                   const ReportPaths& paths, bool quiet) {
+  if (!quiet) print_report(std::cout, report);
+  if (!paths.json.empty()) write_json_file(paths.json, report);
+  if (!paths.hgrm.empty()) write_hgrm_files(paths.hgrm, stats);
+  if (!paths.trace.empty()) write_json_file(paths.trace, build_trace(engine.trace(), er.start_ns, 0));
+}
+
 int run_stream(const std::string& command, const std::string& input, const StreamOptions& opt,
                const std::atomic<bool>* stop_flag) {
   // ---- options
@@ -84,16 +106,8 @@ int run_stream(const std::string& command, const std::string& input, const Strea
     if (!(speed > 0)) throw InputError(fmt::format("--speed: {} must be above 0 (or 'max')", opt.speed));
     if (speed > 1000) throw InputError(fmt::format("--speed: {} is above 1000 (use 'max')", opt.speed));
   }
-  std::string json_path = opt.json_path, hgrm_dir = opt.hgrm_dir, trace_path = opt.trace_path;
-  if (!opt.report_dir.empty()) {
-    check_writable_dir(opt.report_dir, "--report-dir");
-    if (json_path.empty()) json_path = (fs::path(opt.report_dir) / "report.json").string();
-    if (hgrm_dir.empty()) hgrm_dir = (fs::path(opt.report_dir) / "hgrm").string();
-    if (trace_path.empty()) trace_path = (fs::path(opt.report_dir) / "trace.json").string();
-  }
-  check_writable_file(json_path, "--json");
-  check_writable_file(trace_path, "--trace");
-  check_writable_dir(hgrm_dir, "--hgrm");
+  const ReportPaths paths = resolve_report_paths(opt);
+  const std::string& trace_path = paths.trace;
 
   // ---- source
   std::unique_ptr<ChunkSource> source;
@@ -222,10 +236,7 @@ int run_stream(const std::string& command, const std::string& input, const Strea
   w.media_seconds = static_cast<double>(source->total_frames()) / rate;
   const auto report = build_report(w, plan, probe_environment(), stats, er, outcome);
 
-  if (!opt.quiet) print_report(std::cout, report);
-  if (!json_path.empty()) write_json_file(json_path, report);
-  if (!hgrm_dir.empty()) write_hgrm_files(hgrm_dir, stats);
-  if (want_trace) write_json_file(trace_path, build_trace(engine.trace(), er.start_ns, static_cast<double>(chunk_ns)));
+  write_reports(report, stats, engine, er, paths, opt.quiet);
   if (exit_code != kExitOk) {
     std::cerr << "chunkscope: " << outcome.reason << " (report marked incomplete)\n";
     return exit_code;

@@ -5,7 +5,10 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "rt/backend.hpp"
+#include "rt/engine.hpp"
 
 namespace chunkscope {
 
@@ -36,6 +39,20 @@ struct StreamOptions {
 /// Parses "1.5ms" or "20%" against chunk duration D (ns). Throws InputError, also when the
 /// margin leaves no budget (margin >= D).
 std::int64_t parse_margin_ns(const std::string& text, std::int64_t chunk_ns);
+
+class RunStats;
+
+struct ReportPaths {
+  std::string json, hgrm, trace;
+};
+
+/// The report files asked for (--report-dir fills in the ones not given), checked for
+/// writability before anything streams. Throws InputError.
+ReportPaths resolve_report_paths(const StreamOptions& opt);
+
+/// Prints the terminal report (unless quiet) and writes the files in `paths`.
+void write_reports(const nlohmann::json& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
+                   const ReportPaths& paths, bool quiet);
 
 /// Runs `replay FILE` (command "replay") or `synth` (command "synth"; `input` unused).
 /// Returns the exit code; throws InputError / RuntimeFailure for failures before streaming.

@@ -14,6 +14,7 @@
 #include "src/plan.hpp"
 #include "src/process_file.hpp"
 #include "src/stream_cmd.hpp"
+#include "src/monitor_cmd.hpp"
 
 #include <atomic>
 #include <csignal>
@@ -284,6 +285,28 @@ int main(int argc, char** argv) {
   replay->add_option("--rate", rs.opt.expect_rate, "Expected sample rate (an error when the file differs)");
   replay->add_option("--channels", rs.opt.expect_channels, "Expected channel count (an error when the file differs)");
 
+  // devices
+  bool dev_json = false;
+  auto* devices = app.add_subcommand("devices", "List audio host APIs and devices (PortAudio)");
+  devices->add_flag("--json", dev_json, "Print JSON (schema chunkscope.devices/1)");
+
+  // monitor
+  StreamCli ms;
+  MonitorOptions mopt;
+  auto* monitor = app.add_subcommand("monitor", "Run a live audio device through the chain and report on every chunk");
+  add_stream_options(monitor, ms);
+  monitor->remove_option(monitor->get_option("--output"));
+  monitor->remove_option(monitor->get_option("--speed"));
+  monitor->add_option("--input,-i", mopt.input, "Input device: index or name substring (default: the default input)");
+  monitor->add_option("--output,-o", mopt.output, "Output device: index, name substring or 'none' (input only)");
+  monitor->add_option("--rate", mopt.rate, "Sample rate in Hz (default: the input device's)");
+  monitor->add_option("--channels", mopt.channels, "Channels")->capture_default_str();
+  monitor->add_option("--duration", mopt.duration, "Stop after this long, e.g. 10s (default: at SIGINT/SIGTERM)");
+  monitor->add_flag("--live", mopt.live, "Print a compact live view once per second");
+  monitor->add_option("--latency-chunks", mopt.latency_chunks,
+                      "Full duplex: the output of input chunk k plays at callback k + K")
+      ->capture_default_str();
+
   // synth
   StreamCli ss;
   auto* synth = app.add_subcommand("synth", "Stream a synthetic signal through the chain and report on every chunk");
@@ -335,6 +358,13 @@ int main(int argc, char** argv) {
       finish_stream_options(rs);
       install_signal_handlers();
       return run_stream("replay", replay_in, rs.opt, &g_stop);
+    }
+    if (*devices) return run_devices(dev_json);
+    if (*monitor) {
+      finish_stream_options(ms);
+      mopt.stream = ms.opt;
+      install_signal_handlers();
+      return run_monitor(mopt, &g_stop);
     }
     if (*synth) {
       finish_stream_options(ss);

@@ -1,0 +1,228 @@
+#include "rt/pa_device.hpp"
+
+#include <algorithm>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <portaudio.h>
+#include <unistd.h>
+
+#include "rt/clock.hpp"
+#include "src/errors.hpp"
+
+namespace chunkscope {
+
+namespace {
+
+// Runs f with stderr pointed at /dev/null: ALSA prints its configuration problems there
+// when PortAudio probes it, which says nothing about the devices the user asked for.
+template <class F>
+auto quiet_stderr(F&& f) {
+  fflush(stderr);
+  const int saved = dup(2);
+  const int devnull = ::open("/dev/null", O_WRONLY);
+  if (devnull >= 0) dup2(devnull, 2);
+  auto r = f();
+  fflush(stderr);
+  if (saved >= 0) {
+    dup2(saved, 2);
+    close(saved);
+  }
+  if (devnull >= 0) close(devnull);
+  return r;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+int pa_callback(const void* in, void* out, unsigned long frames, const PaStreamCallbackTimeInfo*,
+                PaStreamCallbackFlags status, void* user) {
+  return static_cast<DeviceStream*>(user)->on_callback(in, out, frames, status);
+}
+
+}  // namespace
+
+PortAudioSession::PortAudioSession() {
+  const PaError e = quiet_stderr([] { return Pa_Initialize(); });
+  if (e != paNoError) throw RuntimeFailure(fmt::format("PortAudio: cannot initialise: {}", Pa_GetErrorText(e)));
+}
+
+PortAudioSession::~PortAudioSession() {
+  if (!abandoned_) Pa_Terminate();
+}
+
+StderrSilencer::StderrSilencer() {
+  fflush(stderr);
+  saved_ = dup(2);
+  const int devnull = ::open("/dev/null", O_WRONLY);
+  if (devnull >= 0) {
+    dup2(devnull, 2);
+    close(devnull);
+  }
+}
+
+void StderrSilencer::restore() noexcept {
+  if (saved_ < 0) return;
+  fflush(stderr);
+  dup2(saved_, 2);
+  close(saved_);
+  saved_ = -1;
+}
+
+std::string PortAudioSession::version() const { return Pa_GetVersionText(); }
+
+std::vector<std::string> PortAudioSession::host_apis() const {
+  std::vector<std::string> v;
+  for (int i = 0; i < Pa_GetHostApiCount(); ++i) v.emplace_back(Pa_GetHostApiInfo(i)->name);
+  return v;
+}
+
+std::vector<DeviceInfo> PortAudioSession::devices() const {
+  std::vector<DeviceInfo> v;
+  const int n = Pa_GetDeviceCount();
+  const int din = Pa_GetDefaultInputDevice(), dout = Pa_GetDefaultOutputDevice();
+  for (int i = 0; i < n; ++i) {
+    const PaDeviceInfo* d = Pa_GetDeviceInfo(i);
+    if (!d) continue;
+    DeviceInfo x;
+    x.index = i;
+    x.name = d->name;
+    x.host_api = Pa_GetHostApiInfo(d->hostApi)->name;
+    x.max_input = d->maxInputChannels;
+    x.max_output = d->maxOutputChannels;
+    x.default_rate = d->defaultSampleRate;
+    x.low_input_latency = d->defaultLowInputLatency;
+    x.high_input_latency = d->defaultHighInputLatency;
+    x.low_output_latency = d->defaultLowOutputLatency;
+    x.high_output_latency = d->defaultHighOutputLatency;
+    x.default_input = i == din;
+    x.default_output = i == dout;
+    v.push_back(x);
+  }
+  return v;
+}
+
+DeviceInfo select_device(const std::vector<DeviceInfo>& all, const std::string& want, bool input,
+                         const std::vector<std::string>& host_apis) {
+  const char* dir = input ? "input" : "output";
+  std::vector<DeviceInfo> usable;
+  for (const auto& d : all)
+    if ((input ? d.max_input : d.max_output) > 0) usable.push_back(d);
+  if (usable.empty())
+  {
+    std::string apis;
+    for (const auto& h : host_apis) apis += (apis.empty() ? "" : ", ") + h;
+    throw RuntimeFailure(fmt::format("no audio {} device: looked through PortAudio's host APIs ({}) and found {} device(s) "
+                                     "with {} channels (no sound card, and no JACK server running?)",
+                                     dir, apis.empty() ? "none" : apis, 0, dir));
+  }
+  if (want.empty()) {
+    for (const auto& d : usable)
+      if (input ? d.default_input : d.default_output) return d;
+    return usable.front();
+  }
+  const bool numeric = std::all_of(want.begin(), want.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (numeric) {
+    const int idx = std::stoi(want);
+    for (const auto& d : usable)
+      if (d.index == idx) return d;
+    throw InputError(fmt::format("--{} {}: no {} device has index {}", dir, want, dir, idx));
+  }
+  std::vector<DeviceInfo> hits;
+  for (const auto& d : usable)
+    if (lower(d.name).find(lower(want)) != std::string::npos ||
+        lower(d.host_api + ":" + d.name).find(lower(want)) != std::string::npos)
+      hits.push_back(d);
+  if (hits.size() == 1) return hits.front();
+  std::string names;
+  for (const auto& d : (hits.empty() ? usable : hits))
+    names += fmt::format("{}{} '{}' ({})", names.empty() ? "" : ", ", d.index, d.name, d.host_api);
+  if (hits.empty()) throw InputError(fmt::format("--{} '{}': no {} device matches (devices: {})", dir, want, dir, names));
+  throw InputError(fmt::format("--{} '{}': ambiguous, matches {}", dir, want, names));
+}
+
+DeviceStream::~DeviceStream() {
+  stop();
+  if (stream_) Pa_CloseStream(static_cast<PaStream*>(stream_));
+}
+
+void DeviceStream::open(const DeviceInfo& input, const DeviceInfo* output, double rate, int channels, int frames,
+                        Engine& engine) {
+  prepare_callback(engine, output != nullptr);
+  PaStreamParameters ip{};
+  ip.device = input.index;
+  ip.channelCount = channels;
+  ip.sampleFormat = paFloat32;
+  ip.suggestedLatency = input.low_input_latency;
+  PaStreamParameters op{};
+  if (duplex_) {
+    op.device = output->index;
+    op.channelCount = channels;
+    op.sampleFormat = paFloat32;
+    op.suggestedLatency = output->low_output_latency;
+  }
+  PaStream* s = nullptr;
+  const PaError e = Pa_OpenStream(&s, &ip, duplex_ ? &op : nullptr, rate, static_cast<unsigned long>(frames),
+                                  paClipOff | paDitherOff, pa_callback, this);
+  if (e != paNoError)
+    throw RuntimeFailure(fmt::format("audio device '{}' ({}): cannot open a {} ch stream at {} Hz with {} frames: {}",
+                                     input.name, input.host_api, channels, rate, frames, Pa_GetErrorText(e)));
+  stream_ = s;
+  if (const PaStreamInfo* si = Pa_GetStreamInfo(s)) {
+    in_lat_ = si->inputLatency;
+    out_lat_ = si->outputLatency;
+    rate_ = si->sampleRate;
+  }
+}
+
+void DeviceStream::prepare_callback(Engine& engine, bool duplex) {
+  engine_ = &engine;
+  duplex_ = duplex;
+  xruns_.clear();
+  xruns_.reserve(4096);
+  period_ = stats::LogHistogram();
+  prev_cb_ns_ = 0;
+  callbacks_.store(0);
+}
+
+void DeviceStream::start() {
+  const PaError e = Pa_StartStream(static_cast<PaStream*>(stream_));
+  if (e != paNoError) throw RuntimeFailure(fmt::format("audio stream: cannot start: {}", Pa_GetErrorText(e)));
+  started_ = true;
+}
+
+void DeviceStream::stop() noexcept {
+  if (stream_ && started_) {
+    if (Pa_IsStreamActive(static_cast<PaStream*>(stream_)) == 1)
+      Pa_StopStream(static_cast<PaStream*>(stream_));
+    else
+      Pa_AbortStream(static_cast<PaStream*>(stream_));
+    started_ = false;
+  }
+}
+
+bool DeviceStream::active() const noexcept { return stream_ && Pa_IsStreamActive(static_cast<PaStream*>(stream_)) == 1; }
+
+int DeviceStream::on_callback(const void* in, void* out, unsigned long frames, unsigned long status) noexcept {
+  const std::int64_t t = now_ns();
+  const std::uint64_t k = callbacks_.load(std::memory_order_relaxed);
+  if (prev_cb_ns_ != 0) period_.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, t - prev_cb_ns_)));
+  prev_cb_ns_ = t;
+  if (status) {
+    if (status & paInputOverflow) ++in_over_;
+    if (status & paOutputUnderflow) ++out_under_;
+    if (status & paPrimingOutput) ++priming_;
+    if (status & (paInputOverflow | paInputUnderflow | paOutputUnderflow | paOutputOverflow)) {
+      if (xruns_.size() < xruns_.capacity()) xruns_.push_back({k, t, status});  // within reserved capacity
+      xrun_count_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  if (in) engine_->push(in, static_cast<int>(frames), t);
+  if (duplex_ && out) engine_->pull(out, static_cast<int>(frames), k);
+  callbacks_.store(k + 1, std::memory_order_relaxed);
+  last_cb_ns_.store(t, std::memory_order_relaxed);
+  return paContinue;
+}
+
+}  // namespace chunkscope

@@ -1,0 +1,128 @@
+#pragma once
+// PortAudio devices: listing, selection, and a stream whose callback is the engine's
+// source (and, full duplex, its sink).
+//
+// Design: the callback stamps the chunk with the monotonic clock on entry, counts
+// PortAudio's status flags as xruns into a preallocated list, pushes the input into the
+// engine and, full duplex, pulls the output that is due. It never blocks, allocates,
+// locks or logs; everything it touches is sized in open().
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rt/engine.hpp"
+#include "src/stats/histogram.hpp"
+
+namespace chunkscope {
+
+/// Points stderr at /dev/null until restore() or destruction: PortAudio's host APIs print
+/// their internal diagnostics there (ALSA probing, JACK server loss), which would bury
+/// chunkscope's own one-line error. Not RT safe.
+class StderrSilencer {
+ public:
+  StderrSilencer();
+  ~StderrSilencer() { restore(); }
+  void restore() noexcept;
+  StderrSilencer(const StderrSilencer&) = delete;
+  StderrSilencer& operator=(const StderrSilencer&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+struct DeviceInfo {
+  int index = -1;
+  std::string name, host_api;
+  int max_input = 0, max_output = 0;
+  double default_rate = 0;
+  double low_input_latency = 0, high_input_latency = 0, low_output_latency = 0, high_output_latency = 0;
+  bool default_input = false, default_output = false;
+};
+
+/// Initialises PortAudio for the object's lifetime (ALSA's start-up chatter on stderr is
+/// silenced). Not RT safe. Throws RuntimeFailure when PortAudio cannot start.
+class PortAudioSession {
+ public:
+  PortAudioSession();
+  ~PortAudioSession();
+  PortAudioSession(const PortAudioSession&) = delete;
+  PortAudioSession& operator=(const PortAudioSession&) = delete;
+  std::vector<DeviceInfo> devices() const;
+  /// Skip Pa_Terminate at destruction: after a JACK server died under an open stream,
+  /// PortAudio's JACK host API aborts the process while cleaning up. Not RT safe.
+  void abandon() noexcept { abandoned_ = true; }
+  std::vector<std::string> host_apis() const;
+  std::string version() const;
+
+ private:
+  bool abandoned_ = false;
+};
+
+/// Finds a device by index or case-insensitive name substring among those with input
+/// (or output) channels; "" picks the default. Throws RuntimeFailure (no device at all)
+/// or InputError (no match, or several: the message lists them).
+DeviceInfo select_device(const std::vector<DeviceInfo>& all, const std::string& want, bool input,
+                         const std::vector<std::string>& host_apis);
+
+struct XrunEntry {
+  std::uint64_t callback;  // callback index
+  std::int64_t at_ns;
+  unsigned long flags;     // PortAudio status flags
+};
+
+class DeviceStream {
+ public:
+  DeviceStream() = default;
+  ~DeviceStream();
+  DeviceStream(const DeviceStream&) = delete;
+  DeviceStream& operator=(const DeviceStream&) = delete;
+
+  /// Opens input (and output unless output.index < 0) at `rate`, `channels`, `frames` per
+  /// callback, float32. Not RT safe. Throws RuntimeFailure with PortAudio's error text.
+  void open(const DeviceInfo& input, const DeviceInfo* output, double rate, int channels, int frames, Engine& engine);
+  /// Sizes what the callback touches (xrun list, period histogram) and binds the engine;
+  /// open() calls it. Not RT safe.
+  void prepare_callback(Engine& engine, bool duplex);
+  void start();
+  /// Stops the stream (waits for the last callback). Not RT safe.
+  void stop() noexcept;
+  /// Leaves a stream whose server died unclosed (see PortAudioSession::abandon). Not RT safe.
+  void abandon() noexcept {
+    stream_ = nullptr;
+    started_ = false;
+  }
+  /// True while PortAudio reports the stream active.
+  bool active() const noexcept;
+
+  std::uint64_t callbacks() const noexcept { return callbacks_.load(std::memory_order_relaxed); }
+  std::int64_t last_callback_ns() const noexcept { return last_cb_ns_.load(std::memory_order_relaxed); }
+  std::uint64_t xruns() const noexcept { return xrun_count_.load(std::memory_order_relaxed); }
+  // after stop()
+  const std::vector<XrunEntry>& xrun_list() const { return xruns_; }
+  std::uint64_t input_overflows() const { return in_over_; }
+  std::uint64_t output_underflows() const { return out_under_; }
+  std::uint64_t priming() const { return priming_; }
+  const stats::LogHistogram& callback_period() const { return period_; }
+  double reported_input_latency() const { return in_lat_; }
+  double reported_output_latency() const { return out_lat_; }
+  double actual_rate() const { return rate_; }
+
+  /// The PortAudio callback body. RT safe: no allocation, lock, I/O or logging.
+  int on_callback(const void* in, void* out, unsigned long frames, unsigned long status) noexcept;
+
+ private:
+  void* stream_ = nullptr;
+  Engine* engine_ = nullptr;
+  bool duplex_ = false;
+  std::atomic<std::uint64_t> callbacks_{0}, xrun_count_{0};
+  std::atomic<std::int64_t> last_cb_ns_{0};
+  std::int64_t prev_cb_ns_ = 0;
+  std::vector<XrunEntry> xruns_;
+  std::uint64_t in_over_ = 0, out_under_ = 0, priming_ = 0;
+  stats::LogHistogram period_;
+  double in_lat_ = 0, out_lat_ = 0, rate_ = 0;
+  bool started_ = false;
+};
+
+}  // namespace chunkscope

@@ -1,0 +1,225 @@
+// Live monitoring against a real audio server: each test starts its own JACK server
+// (jackd with the dummy driver: no sound card needed) under a unique name, points
+// PortAudio's JACK host API at it through JACK's own JACK_DEFAULT_SERVER variable, and
+// stops it afterwards. Without jackd installed these tests skip and say so.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "tests/test_util.hpp"
+
+using nlohmann::json;
+using testutil::run_cli;
+
+namespace {
+
+bool have_jackd() { return std::system("command -v jackd >/dev/null 2>&1") == 0; }
+
+json load_json(const std::string& p) {
+  std::ifstream in(p);
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+
+// A jackd with the dummy driver at 48 kHz, 256-frame periods, under a unique name.
+class JackServer {
+ public:
+  JackServer() {
+    // A few fixed names, tried in turn: JACK reclaims a dead server's registry slot only
+    // when a new server takes the same name, so unique names would fill the registry.
+    for (int n = 0; n < 6 && !ready_; ++n) start("chunkscope-test-" + std::to_string(n));
+  }
+  ~JackServer() { stop(SIGTERM); }
+  bool ready() const { return ready_; }
+  /// Kills the server without warning, as a crash would.
+  void kill_now() { stop(SIGKILL); }
+
+ private:
+  void start(const std::string& name) {
+    name_ = name;
+    setenv("JACK_DEFAULT_SERVER", name_.c_str(), 1);
+    setenv("JACK_NO_AUDIO_RESERVATION", "1", 1);
+    pid_ = fork();
+    if (pid_ == 0) {
+      const int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, 1);
+      dup2(devnull, 2);
+      execlp("jackd", "jackd", "--no-realtime", "-n", name_.c_str(), "-d", "dummy", "-r", "48000", "-p", "256",
+             static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // ready when PortAudio sees its device (at most 10 s); a server that exits (name in
+    // use by another test) makes us try the next name
+    for (int i = 0; i < 100 && !ready_; ++i) {
+      int st = 0;
+      if (waitpid(pid_, &st, WNOHANG) == pid_) {
+        pid_ = -1;
+        return;
+      }
+      const auto r = run_cli({"devices", "--json"});
+      if (r.rc == 0 && json::parse(r.out)["devices"].size() > 0) ready_ = true;
+      if (!ready_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  void stop(int sig) {
+    if (pid_ > 0) {
+      kill(pid_, sig);
+      int st = 0;
+      for (int i = 0; i < 50 && waitpid(pid_, &st, WNOHANG) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (waitpid(pid_, &st, WNOHANG) == 0) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &st, 0);
+      }
+      pid_ = -1;
+    }
+  }
+  std::string name_;
+  pid_t pid_ = -1;
+  bool ready_ = false;
+};
+
+#define NEED_JACK()                                                                    \
+  if (!have_jackd()) {                                                                 \
+    MESSAGE("skipped: jackd is not installed (Debian package jackd2), no audio server"); \
+    return;                                                                            \
+  }
+
+}  // namespace
+
+TEST_CASE("devices --json lists the JACK server's device with its channels and defaults") {
+  NEED_JACK();
+  JackServer jack;
+  REQUIRE(jack.ready());
+  const auto r = run_cli({"devices", "--json"});
+  REQUIRE(r.rc == 0);
+  const auto j = json::parse(r.out);
+  CHECK(j["schema"] == "chunkscope.devices/1");
+  bool found = false;
+  for (const auto& d : j["devices"])
+    if (d["host_api"].get<std::string>().find("JACK") != std::string::npos) {
+      found = true;
+      CHECK(d["max_input_channels"] == 2);
+      CHECK(d["max_output_channels"] == 2);
+      CHECK(d["default_rate"] == 48000.0);
+      CHECK(d["default_low_input_latency_s"].get<double>() > 0);
+    }
+  CHECK(found);
+  const auto t = run_cli({"devices"});
+  CHECK(t.rc == 0);
+  CHECK(t.out.find("JACK") != std::string::npos);
+}
+
+TEST_CASE("monitor, empty chain, 3 s full duplex: chunk count, 5.333 ms cadence, no xruns, no misses") {
+  NEED_JACK();
+  JackServer jack;
+  REQUIRE(jack.ready());
+  testutil::TempDir td;
+  const auto r = run_cli({"monitor", "--duration", "3s", "--chunk", "256", "--json", td.file("m.json"), "--live"});
+  REQUIRE(r.rc == 0);
+  const auto j = load_json(td.file("m.json"));
+  CHECK(j["state"] == "complete");
+  const double callbacks = j["device"]["callbacks"].get<double>();
+  const double expected = 3.0 / (256.0 / 48000.0);  // 562.5
+  CHECK(callbacks >= expected * 0.95);
+  CHECK(callbacks <= expected * 1.05);
+  const double emitted = j["counts"]["emitted"].get<double>();
+  CHECK(emitted >= expected * 0.95);
+  CHECK(emitted <= callbacks);
+  CHECK(j["cadence"]["period"]["p50"].get<double>() == doctest::Approx(5333333.3).epsilon(0.02));
+  CHECK(j["device"]["callback_period"]["p50"].get<double>() == doctest::Approx(5333333.3).epsilon(0.02));
+  CHECK(j["device"]["xruns"] == 0);
+  CHECK(j["device"]["underruns"] == 0);
+  CHECK(j["counts"]["misses"] == 0);
+  CHECK(j["counts"]["drops"] == 0);
+  CHECK(j["device"]["duplex"] == true);
+  CHECK(j["device"]["reported_output_latency_s"].get<double>() > 0);
+  // stdout is not a terminal here: the live view prints one plain line per second
+  int live_lines = 0;
+  for (std::size_t p = r.out.find("] 1s"); p != std::string::npos; p = r.out.find("] 1s", p + 1)) ++live_lines;
+  CHECK(live_lines >= 2);
+  CHECK(live_lines <= 3);
+}
+
+TEST_CASE("monitor with a spin longer than the period: underruns and misses, blamed on processing") {
+  NEED_JACK();
+  JackServer jack;
+  REQUIRE(jack.ready());
+  testutil::TempDir td;
+  const auto r = run_cli({"monitor", "--duration", "2s", "--chain", "spin:8ms", "--json", td.file("m.json"), "--quiet",
+                          "--fail-on-miss"});
+  CHECK(r.rc == 1);
+  const auto j = load_json(td.file("m.json"));
+  CHECK(j["device"]["underruns"].get<int>() > 50);
+  const auto misses = j["counts"]["misses"].get<int>();
+  CHECK(misses > 20);
+  CHECK(j["counts"]["miss_blame"]["process"].get<int>() == misses);
+  CHECK(j["verdict"]["realtime_safe"] == false);
+}
+
+TEST_CASE("input-only monitor: no output device, budget D - margin") {
+  NEED_JACK();
+  JackServer jack;
+  REQUIRE(jack.ready());
+  testutil::TempDir td;
+  const auto r = run_cli({"monitor", "--output", "none", "--duration", "1s", "--chain", "hp:80:4", "--json",
+                          td.file("m.json"), "--quiet"});
+  REQUIRE(r.rc == 0);
+  const auto j = load_json(td.file("m.json"));
+  CHECK(j["device"]["duplex"] == false);
+  CHECK(j["timing"]["budget_ns"].get<double>() == doctest::Approx(5333333 * 0.8).epsilon(1e-3));
+  CHECK(j["counts"]["emitted"].get<int>() > 150);
+}
+
+TEST_CASE("killing the server mid-run: exit 3, one line, a partial report marked incomplete") {
+  NEED_JACK();
+  JackServer jack;
+  REQUIRE(jack.ready());
+  testutil::TempDir td;
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    jack.kill_now();
+  });
+  const auto r = run_cli({"monitor", "--duration", "20s", "--json", td.file("m.json"), "--quiet"});
+  killer.join();
+  CHECK(r.rc == 3);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find("stopped") != std::string::npos);
+  const auto j = load_json(td.file("m.json"));
+  CHECK(j["state"] == "incomplete");
+  CHECK(j["counts"]["emitted"].get<int>() > 0);  // what streamed before the server died
+}
+
+TEST_CASE("no server and no device: monitor fails at once with exit 3 and says what it looked for") {
+  setenv("JACK_DEFAULT_SERVER", ("chunkscope-absent-" + std::to_string(::getpid())).c_str(), 1);
+  const auto d = run_cli({"devices", "--json"});
+  REQUIRE(d.rc == 0);
+  if (!json::parse(d.out)["devices"].empty()) {
+    MESSAGE("skipped: this machine has an audio device, so 'no device' cannot be shown");
+    return;
+  }
+  const auto r = run_cli({"timeout-guard", "monitor", "--duration", "2s"});
+  CHECK(r.rc == 3);
+  CHECK(r.err.find("no audio input device") != std::string::npos);
+  CHECK(r.err.find("looked through") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+TEST_CASE("device selection: a name that matches nothing is bad input, exit 2") {
+  NEED_JACK();
+  JackServer jack;
+  REQUIRE(jack.ready());
+  const auto r = run_cli({"monitor", "--input", "no-such-device", "--duration", "1s"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("no input device matches") != std::string::npos);
+  const auto s = run_cli({"monitor", "--input", "7", "--duration", "1s"});
+  CHECK(s.rc == 2);
+}
