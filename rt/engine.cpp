@@ -117,7 +117,7 @@ EngineResult Engine::run() {
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     std::uint64_t seq = 0;
     std::int64_t media = 0;
-    const std::int64_t t0 = now_ns() + kStartSlackNs;
+    const std::int64_t t0 = now_ns() + (paced ? kStartSlackNs : 0);
     res.start_ns = t0;
     Chunk* spare = nullptr;
     for (;;) {
@@ -178,6 +178,8 @@ EngineResult Engine::run() {
       r.flags = n < max_frames ? static_cast<std::uint32_t>(kChunkShort) : 0u;
       r.sched = sched;
       r.ready = now_ns();
+      if (!paced)  // as fast as possible: wait for room rather than drop
+        while (m.q_in->size_approx() >= depth && !stop_requested()) sleep_until_ns(now_ns() + 20'000);
       const std::size_t qd = m.q_in->size_approx() + 1;  // depth once this one is in
       r.q_in_depth = static_cast<std::uint16_t>(qd);      // written before the hand-over
       bool queued = false;
@@ -190,10 +192,6 @@ EngineResult Engine::run() {
           spare = c;
         }
       } else {
-        while (m.q_in->size_approx() >= depth) {
-          sleep_until_ns(now_ns() + 20'000);
-          if (stop_requested()) break;
-        }
         queued = m.q_in->try_enqueue(c);
         if (!queued) spare = c;
       }

@@ -130,14 +130,18 @@ json build_report(const Workload& w, const Plan& plan, const Environment& env, c
         blame_i = i;
       }
     if (most == 0) {
+      // no misses: the largest p95 under the same charging rule (a queue wait counts for
+      // the stage the chunk waited for)
+      auto p95 = [&](Stage s) { return st.stage[static_cast<std::size_t>(s)].value_at_percentile(95); };
+      const std::uint64_t charged[3] = {p95(Stage::source), p95(Stage::wait_in) + p95(Stage::process),
+                                        p95(Stage::wait_out) + p95(Stage::sink)};
+      const Stage who[3] = {Stage::source, Stage::process, Stage::sink};
       std::uint64_t big = 0;
-      for (int i = 0; i < kStageCount; ++i) {
-        const auto v = st.stage[static_cast<std::size_t>(i)].value_at_percentile(95);
-        if (v > big) {
-          big = v;
-          blame_i = i;
+      for (int i = 0; i < 3; ++i)
+        if (charged[i] >= big) {
+          big = charged[i];
+          blame_i = static_cast<int>(who[i]);
         }
-      }
     }
     const std::string blame_s = stage_key(static_cast<Stage>(blame_i));
     const bool safe = B - l95 >= 0 && st.misses == 0 && er.drops == 0;
@@ -162,8 +166,9 @@ json build_report(const Workload& w, const Plan& plan, const Environment& env, c
 
   json cad;
   cad["period"] = hist_json(st.period);
-  cad["jitter_p95_ns"] = st.jitter.count() ? st.jitter.value_at_percentile(95) : 0;
-  cad["drift_ppm"] = st.drift_ppm();
+  cad["jitter_p95_ns"] = !cfg.paced ? json(nullptr) : json(st.jitter.count() ? st.jitter.value_at_percentile(95) : 0);
+  // without a schedule there is no clock to drift from
+  cad["drift_ppm"] = cfg.paced ? json(st.drift_ppm()) : json(nullptr);
   cad["longest_gap"] = {{"ns", st.longest_gap_ns},
                         {"seq", st.longest_gap_seq},
                         {"at_s", static_cast<double>(st.longest_gap_at - st.first_sched) / 1e9}};
@@ -242,10 +247,14 @@ void print_report(std::ostream& os, const json& r) {
     line(fmt::format("headroom   p95 {}, p99 {}, max {}", fmt_time(r["headroom"]["p95"].get<double>()),
                      fmt_time(r["headroom"]["p99"].get<double>()), fmt_time(r["headroom"]["max"].get<double>())));
   const auto& c = r["cadence"];
-  line(fmt::format("cadence    jitter p95 {}, drift {:+.1f} ppm, longest gap {} (chunk {} at {:.3f} s), real-time factor {:.3f}",
-                   fmt_time(c["jitter_p95_ns"].get<double>()), c["drift_ppm"].get<double>(),
-                   fmt_time(c["longest_gap"]["ns"].get<double>()), c["longest_gap"]["seq"].get<std::uint64_t>(),
-                   c["longest_gap"]["at_s"].get<double>(), c["realtime_factor"].get<double>()));
+  if (c["period"]["count"].get<std::uint64_t>() == 0)
+    line("cadence    - (fewer than two counted chunks)");
+  else
+    line(fmt::format("cadence    jitter p95 {}, drift {}, longest gap {} (chunk {} at {:.3f} s), real-time factor {:.3f}",
+                     c["jitter_p95_ns"].is_null() ? std::string("- (no schedule)") : fmt_time(c["jitter_p95_ns"].get<double>()),
+                     c["drift_ppm"].is_null() ? std::string("- (no schedule)") : fmt::format("{:+.1f} ppm", c["drift_ppm"].get<double>()),
+                     fmt_time(c["longest_gap"]["ns"].get<double>()), c["longest_gap"]["seq"].get<std::uint64_t>(),
+                     c["longest_gap"]["at_s"].get<double>(), c["realtime_factor"].get<double>()));
   const auto& k = r["counts"];
   std::string blame;
   for (auto it = k["miss_blame"].begin(); it != k["miss_blame"].end(); ++it)
@@ -284,7 +293,7 @@ void write_hgrm_files(const std::string& dir, const RunStats& st) {
   write("period", st.period);
 }
 
-json build_trace(const std::vector<ChunkRecord>& trace, std::int64_t origin_ns, double) {
+json build_trace(const std::vector<ChunkRecord>& trace, std::int64_t origin_ns) {
   json ev = json::array();
   const char* tracks[] = {"source", "queue_in", "process", "queue_out", "sink"};
   ev.push_back({{"ph", "M"}, {"pid", 1}, {"name", "process_name"}, {"args", {{"name", "chunkscope"}}}});

@@ -52,7 +52,7 @@ bool budget_broken(const nlohmann::json& report);
 void write_hgrm_files(const std::string& dir, const RunStats& st);
 
 /// Chrome trace JSON (X slices per chunk per stage, C counters for queue depths, M names).
-nlohmann::json build_trace(const std::vector<ChunkRecord>& trace, std::int64_t origin_ns, double chunk_ns_d);
+nlohmann::json build_trace(const std::vector<ChunkRecord>& trace, std::int64_t origin_ns);
 
 /// Formats ns as "4.71 ms" / "812 µs" / "95 ns".
 std::string fmt_time(double ns);

@@ -87,7 +87,7 @@ void write_reports(const nlohmann::json& report, const RunStats& stats, const En
   if (!quiet) print_report(std::cout, report);
   if (!paths.json.empty()) write_json_file(paths.json, report);
   if (!paths.hgrm.empty()) write_hgrm_files(paths.hgrm, stats);
-  if (!paths.trace.empty()) write_json_file(paths.trace, build_trace(engine.trace(), er.start_ns, 0));
+  if (!paths.trace.empty()) write_json_file(paths.trace, build_trace(engine.trace(), er.start_ns));
 }
 
 int run_stream(const std::string& command, const std::string& input, const StreamOptions& opt,
@@ -216,6 +216,9 @@ int run_stream(const std::string& command, const std::string& input, const Strea
     exit_code = kExitRuntime;
   }
   if (file_sink && outcome.state == "complete") file_sink->commit();
+  if (file_sink && outcome.state == "complete" && er.drops > 0)
+    std::cerr << fmt::format("chunkscope: warning: {} dropped chunk(s) are missing from '{}' (it is {} frames short)\n",
+                             er.drops, opt.output, static_cast<std::int64_t>(er.drops) * opt.chunk);
 
   Workload w;
   w.command = command;

@@ -211,7 +211,7 @@ void add_stream_options(CLI::App* c, StreamCli& s) {
   c->add_option("--warmup", s.opt.warmup, "First chunks reported apart and left out of the statistics")->capture_default_str();
   c->add_option("--margin", s.opt.margin, "Transport/encoding margin: a time (1.5ms) or a share of D (20%)")
       ->capture_default_str();
-  c->add_option("--queue-depth", s.opt.queue_depth, "Capacity of each queue between stages")->capture_default_str();
+  c->add_option("--queue-depth", s.opt.queue_depth, "Capacity of the source->processor queue; a paced source drops when it is full (the sink side never drops)")->capture_default_str();
   c->add_option("--output,-o", s.opt.output, "Write the processed stream to this file (default: discard)");
   c->add_option("--json", s.opt.json_path, "Write the report as JSON (schema chunkscope.report/1)");
   c->add_option("--hgrm", s.opt.hgrm_dir, "Write one HdrHistogram .hgrm file per stage into this folder");
