@@ -4,18 +4,13 @@
 #include <cerrno>
 #include <ctime>
 
+#include "rt/clock.hpp"
 #include "rt/denormals.hpp"
 #include "rt/sos_math.hpp"
 #include "src/plan.hpp"
 
 namespace chunkscope {
 namespace {
-
-std::int64_t now_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 // frame -> section -> channel. C > 0 fixes the channel count at compile time.
 template <class T, int C>

@@ -333,8 +333,8 @@ Status Engine::push(const void* src, int frames, std::int64_t sched) noexcept {
 
 Status Engine::pull(void* dst, int frames, std::uint64_t index) noexcept {
   auto& m = *impl_;
-  const std::size_t bytes =
-      static_cast<std::size_t>(frames) * static_cast<std::size_t>(cfg_.spec.channels) * dtype_size(cfg_.spec.dtype);
+  const std::size_t frame_bytes = static_cast<std::size_t>(cfg_.spec.channels) * dtype_size(cfg_.spec.dtype);
+  const std::size_t bytes = static_cast<std::size_t>(frames) * frame_bytes;
   const auto K = static_cast<std::uint64_t>(m.latency_chunks);
   if (index < K) {  // priming: nothing can be due yet
     std::memset(dst, 0, bytes);
@@ -363,13 +363,9 @@ Status Engine::pull(void* dst, int frames, std::uint64_t index) noexcept {
   if (front && (*front)->rec.seq == want) {
     Chunk* c = *front;
     m.q_out->pop();
-    const int n = std::min<int>(frames, static_cast<int>(c->rec.frames));
-    std::memcpy(dst, c->data,
-                static_cast<std::size_t>(n) * static_cast<std::size_t>(cfg_.spec.channels) * dtype_size(cfg_.spec.dtype));
-    if (static_cast<std::size_t>(n) * static_cast<std::size_t>(cfg_.spec.channels) * dtype_size(cfg_.spec.dtype) < bytes)
-      std::memset(static_cast<unsigned char*>(dst) + static_cast<std::size_t>(n) * static_cast<std::size_t>(cfg_.spec.channels) *
-                                                      dtype_size(cfg_.spec.dtype),
-                  0, bytes - static_cast<std::size_t>(n) * static_cast<std::size_t>(cfg_.spec.channels) * dtype_size(cfg_.spec.dtype));
+    const std::size_t got = std::min<std::size_t>(bytes, static_cast<std::size_t>(c->rec.frames) * frame_bytes);
+    std::memcpy(dst, c->data, got);
+    if (got < bytes) std::memset(static_cast<unsigned char*>(dst) + got, 0, bytes - got);
     // Latency of a played chunk is measured to the moment it was ready for output
     // (proc_end); the wait for its callback shows as queue_out.
     c->rec.sink_start = now_ns();

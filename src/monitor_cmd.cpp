@@ -148,13 +148,11 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   ec.trace_capacity = paths.trace.empty() ? 0 : opt.trace_capacity;
   NullSink null_sink;
   Engine engine;
-  ChunkSource* no_source = nullptr;  // the callback pushes
-  struct Unused final : ChunkSource {
+  struct Unused final : ChunkSource {  // the callback pushes; no source thread runs
     std::int64_t total_frames() const noexcept override { return -1; }
     Status fill(void*, int, int*) noexcept override { return Status::end_of_stream; }
     const char* describe() const noexcept override { return "device"; }
   } unused_source;
-  (void)no_source;
   if (!ok(engine.prepare(ec, *backend, unused_source, null_sink, stats)))
     throw RuntimeFailure("engine: prepare failed (invalid configuration)");
 
