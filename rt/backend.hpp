@@ -3,6 +3,7 @@
 //   prepare  may allocate and fail; sizes everything for the largest chunk.
 //   process  noexcept, allocation-free, lock-free; returns a Status.
 //   reset    clears filter state without reallocating.
+#include <cstddef>
 #include <cstdint>
 
 #include "rt/status.hpp"
@@ -48,6 +49,17 @@ struct ProcessStats {
   std::int64_t calib_ns = 0;       // time spent in spin/sleep steps
 };
 
+/// What a backend did since prepare()/reset(), for reports. Plain counters.
+struct BackendCounters {
+  std::uint64_t chunks = 0;            // process() calls that succeeded
+  std::uint64_t kernel_launches = 0;   // kernels launched one by one (eager)
+  std::uint64_t graph_launches = 0;    // cudaGraphLaunch calls (graph replay)
+  std::uint64_t graph_captures = 0;    // stream captures instantiated (first one included)
+  std::uint64_t graph_recaptures = 0;  // captures after the first, for a new chunk shape
+  std::uint64_t eager_fallbacks = 0;   // chunks run eagerly in graph mode (shape not captured)
+  std::uint64_t shape_changes = 0;     // chunks whose frame count differed from the previous one
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -61,6 +73,13 @@ class Backend {
   virtual Status process(AudioView io, ProcessStats* stats) noexcept = 0;
   /// Zeroes filter state and chunk counters. RT safe: no allocation.
   virtual void reset() noexcept = 0;
+  /// Counters since prepare()/reset(). RT safe.
+  virtual BackendCounters counters() const noexcept { return {}; }
+  /// Filter state values carried across chunks (all sections, all channels). RT safe.
+  virtual std::size_t state_values() const noexcept { return 0; }
+  /// Text of the last failure that process() or prepare() reported as a status (e.g. the
+  /// CUDA error string), or "" when there is none. RT safe: returns a stored buffer.
+  virtual const char* last_error() const noexcept { return ""; }
 };
 
 }  // namespace chunkscope

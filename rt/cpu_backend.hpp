@@ -27,6 +27,14 @@ class CpuBackend final : public Backend {
   Status process(AudioView io, ProcessStats* stats) noexcept override;
   /// RT safe: zeroes state and the chunk counter.
   void reset() noexcept override;
+  /// RT safe.
+  BackendCounters counters() const noexcept override {
+    BackendCounters c;
+    c.chunks = chunk_index_;
+    return c;
+  }
+  /// RT safe.
+  std::size_t state_values() const noexcept override { return state32_.size() + state64_.size(); }
 
   /// Chunks processed since prepare/reset. RT safe.
   std::uint64_t chunks() const noexcept { return chunk_index_; }
