@@ -27,6 +27,23 @@ std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& s
   return b;
 }
 
+CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what) {
+  if (s == "eager") return CudaOptions::Mode::eager;
+  if (s == "graph") return CudaOptions::Mode::graph;
+  throw InputError(fmt::format("{}: '{}' is not eager or graph", what, s));
+}
+
+std::unique_ptr<Backend> make_backend(const BackendChoice& choice, const Plan& plan, const ProcessSpec& spec) {
+  if (choice.backend == "cpu") return make_cpu_backend(plan, spec);
+  if (choice.backend == "cuda") {
+    std::string err;
+    auto b = make_cuda_backend(choice.cuda, plan, spec, &err);
+    if (!b) throw RuntimeFailure(fmt::format("--backend cuda: {}", err.empty() ? "unavailable" : err));
+    return b;
+  }
+  throw InputError(fmt::format("--backend: '{}' is not cpu or cuda", choice.backend));
+}
+
 namespace {
 
 template <class T>

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/gpu.hpp"
 #include "rt/backend.hpp"
 #include "src/plan.hpp"
 
@@ -34,6 +35,20 @@ void check_chunk_frames(long long n, const char* what = "--chunk");
 
 /// A CPU backend prepared for the plan. Throws RuntimeFailure if prepare fails.
 std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& spec);
+
+/// Which backend runs a chain: "cpu" or "cuda" (with its options).
+struct BackendChoice {
+  std::string backend = "cpu";
+  CudaOptions cuda;
+};
+
+/// Parses "eager" / "graph". Throws InputError naming `what`.
+CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what = "--mode");
+
+/// A backend prepared for the plan: the CPU one, or the CUDA one (RuntimeFailure, exit 3,
+/// with the CUDA error text when no usable GPU or prepare fails). InputError for an unknown
+/// backend name. Not RT safe.
+std::unique_ptr<Backend> make_backend(const BackendChoice& choice, const Plan& plan, const ProcessSpec& spec);
 
 /// Runs `in` through the chain into `out`. Throws InputError / RuntimeFailure; on any error
 /// the output file is not left behind.
