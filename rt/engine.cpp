@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <thread>
 
+#include "rt/checksum.hpp"
 #include "rt/clock.hpp"
 #include "rt/denormals.hpp"
 #include "src/run_stats.hpp"
@@ -78,6 +79,8 @@ Status Engine::prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& s
   m.result = EngineResult{};
   m.result.drop_seqs.reserve(cfg.drop_list_capacity);
   m.result.underrun_seqs.reserve(cfg.drop_list_capacity);
+  m.result.input_checksums.assign(cfg.checksum_chunks, 0);
+  m.result.output_checksums.assign(cfg.checksum_chunks, 0);
   m.depth = static_cast<std::size_t>(cfg.queue_depth);
   m.latency_chunks = std::max(1, cfg.latency_chunks);
   m.external_sink = cfg.external_sink;
@@ -212,6 +215,9 @@ EngineResult Engine::run() {
   // ---------------------------------------------------------------- processor thread
   auto processor_fn = [&]() noexcept {
     ScopedFlushDenormals ftz;
+    const std::size_t ck_cap = res.input_checksums.size();
+    const std::size_t bytes_per_frame = static_cast<std::size_t>(cfg.spec.channels) * dtype_size(cfg.spec.dtype);
+    bool ck_on = ck_cap > 0;
     for (;;) {
       Chunk* c = nullptr;
       if (!m.q_in->wait_dequeue_timed(c, 2'000)) {
@@ -222,11 +228,18 @@ EngineResult Engine::run() {
       if (!(r.flags & kChunkFailed)) {
         r.dequeue = now_ns();
         ProcessStats ps{};
+        // checksums of the first chunks, in order; a gap (drop) ends the record
+        const bool ck = ck_on && r.seq == res.checksummed && res.checksummed < ck_cap;
+        if (ck_on && !ck) ck_on = false;
+        const std::size_t bytes = static_cast<std::size_t>(r.frames) * bytes_per_frame;
+        if (ck) res.input_checksums[res.checksummed] = fnv1a64(c->data, bytes);
         r.proc_start = now_ns();
         const Status st = ok(res.process_status)
                               ? m.backend->process({c->data, static_cast<int>(r.frames), cfg.spec.channels, cfg.spec.dtype}, &ps)
                               : res.process_status;
         r.proc_end = now_ns();
+        if (ck && ok(st)) res.output_checksums[res.checksummed++] = fnv1a64(c->data, bytes);
+        if (ck && !ok(st)) ck_on = false;
         r.launch_ns = ps.launch_ns;
         r.h2d_ns = ps.h2d_ns;
         r.kernel_ns = ps.kernel_ns;

@@ -34,6 +34,7 @@ struct EngineConfig {
   bool external_source = false;  // no source thread: push() feeds the stream
   bool external_sink = false;    // no sink thread: pull() takes processed chunks
   int latency_chunks = 2;        // pull(): the output of input chunk k plays at callback k + K
+  std::size_t checksum_chunks = 64;  // FNV-1a of input and output of chunks 0..N-1 (stops at a drop)
 };
 
 struct EngineResult {
@@ -51,6 +52,10 @@ struct EngineResult {
   std::uint64_t underruns = 0;     // pull(): the due chunk was not ready, silence played
   std::uint64_t late_chunks = 0;   // pull(): arrived after its callback, discarded
   std::vector<std::uint64_t> underrun_seqs;
+  // FNV-1a 64 of each chunk's samples just before and just after process(), for chunks
+  // 0..checksummed-1 in order (recording stops at the first sequence gap or failure).
+  std::vector<std::uint64_t> input_checksums, output_checksums;
+  std::size_t checksummed = 0;
 };
 
 class Engine {

@@ -5,12 +5,40 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "src/stream_cmd.hpp"
 
 namespace chunkscope {
 
 inline constexpr const char* kCompareSchema = "chunkscope.compare/1";
+
+/// One variant of --variants: "cpu", "cpu:fused", "cpu:unfused", "cuda:eager", "cuda:graph",
+/// "cuda:eager:unfused", "cuda:graph:unfused".
+struct VariantSpec {
+  std::string name;
+  BackendChoice choice;
+  bool fuse = true;
+  bool fuse_given = false;  // the variant says fused/unfused; else the run's --no-fuse decides
+};
+
+/// Parses a comma-separated variant list. Throws InputError naming the bad entry.
+std::vector<VariantSpec> parse_variants(const std::string& list);
+
+struct CompareOptions {
+  StreamOptions stream;      // chain, chunk, dtype, speed, warm-up, margin, synth signal...
+  std::string input;         // a file, or empty with --synth
+  bool synth_given = false;
+  std::string variants = "cpu:fused,cpu:unfused,cuda:eager,cuda:graph";
+  int rounds = 3;
+  std::string json_path;
+  bool quiet = false;
+};
+
+/// Runs the comparison and prints/writes it. Returns the exit code: 0, 1 (--fail-on-miss
+/// and a variant broke its budget), 3 (a variant failed while running, or none can run).
+/// Throws InputError / RuntimeFailure before streaming.
+int run_compare(const CompareOptions& opt, const std::atomic<bool>* stop_flag);
 
 /// Prints the side-by-side table of a compare report.
 void print_compare(std::ostream& os, const nlohmann::json& compare_report);

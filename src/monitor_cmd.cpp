@@ -128,7 +128,7 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   const std::int64_t budget_ns = (duplex ? mo.latency_chunks : 1) * chunk_ns - margin_ns;
 
   const ProcessSpec spec{rate, mo.channels, opt.chunk, DType::f32};
-  auto backend = make_cpu_backend(plan, spec);
+  auto backend = make_backend(opt.backend, plan, spec);
   RunStats stats;
   RunStatsConfig sc;
   sc.chunk_ns = chunk_ns;
@@ -136,6 +136,11 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   sc.paced = true;
   sc.warmup = static_cast<std::uint64_t>(opt.warmup);
   sc.media_ns_per_frame = 1e9 / rate;
+  // per-chunk points: as many as the duration needs (plus slack), else up to --series-limit
+  sc.series_capacity = opt.series_limit;
+  if (duration_ns > 0)
+    sc.series_capacity = std::min<std::size_t>(
+        opt.series_limit, static_cast<std::size_t>(static_cast<double>(duration_ns) * 1e-9 * rate / opt.chunk) + 64);
   stats.prepare(sc);
   stats::IntervalRecorder live_lat, live_jit;
   stats.enable_live(&live_lat, &live_jit);
@@ -238,6 +243,11 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   w.sink = duplex ? fmt::format("device {} '{}' ({})", out.index, out.name, out.host_api) : std::string("null");
   w.backend = backend->name();
   w.mode = backend->mode();
+  w.input = {{"kind", "device"}, {"name", in.name}, {"host_api", in.host_api}};
+  w.state_values = backend->state_values();
+  w.gpu_timing = std::string(backend->name()) == "cuda" && opt.backend.cuda.gpu_timing;
+  w.short_chunk = opt.backend.cuda.recapture_on_shape_change ? "recapture" : "eager";
+  w.counters = backend->counters();
   w.rate = rate;
   w.channels = mo.channels;
   w.chunk_frames = opt.chunk;

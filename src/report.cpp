@@ -69,6 +69,13 @@ json build_report(const Workload& w, const Plan& plan, const Environment& env, c
   wl["pool_chunks"] = er.pool_chunks;
   wl["short_last_chunk"] = "passed through";
   wl["media_seconds"] = w.media_seconds;
+  wl["input"] = w.input;
+  wl["signature"] = {{"frames", w.chunk_frames},   {"channels", w.channels},
+                     {"rate", w.rate},             {"dtype", dtype_name(w.dtype)},
+                     {"chain", plan.spec},         {"fused", plan.fused},
+                     {"backend", w.backend},       {"mode", w.mode},
+                     {"state_values", w.state_values}, {"gpu_timing", w.gpu_timing},
+                     {"short_chunk", w.short_chunk}};
   r["workload"] = wl;
   r["environment"] = to_json(env);
   r["method"] = {{"clock", "CLOCK_MONOTONIC"},
@@ -185,7 +192,58 @@ json build_report(const Workload& w, const Plan& plan, const Environment& env, c
                      {"chunks_per_second", wall > 0 ? static_cast<double>(st.chunks + st.warmup_chunks) / wall : 0.0}};
   r["queues"] = {{"depth", w.queue_depth}, {"in_high_water", er.q_in_high_water}, {"out_high_water", er.q_out_high_water}};
   r["warmup"] = hist_json(st.warmup_latency);
+  r["backend_counters"] = {{"chunks", w.counters.chunks},
+                           {"kernel_launches", w.counters.kernel_launches},
+                           {"graph_launches", w.counters.graph_launches},
+                           {"graph_captures", w.counters.graph_captures},
+                           {"graph_recaptures", w.counters.graph_recaptures},
+                           {"eager_fallbacks", w.counters.eager_fallbacks},
+                           {"shape_changes", w.counters.shape_changes}};
+  json ci = json::array(), co = json::array();
+  for (std::size_t i = 0; i < er.checksummed && i < er.input_checksums.size(); ++i) {
+    ci.push_back(hex64(er.input_checksums[i]));
+    co.push_back(hex64(er.output_checksums[i]));
+  }
+  r["checksums"] = {{"algorithm", "fnv1a64"}, {"chunks", ci.size()}, {"input", ci}, {"output", co}};
+  r["series"] = series_json(st);
   return r;
+}
+
+std::string hex64(std::uint64_t v) { return fmt::format("{:016x}", v); }
+
+json series_json(const RunStats& st) {
+  const auto& pts = st.series;
+  const std::int64_t origin = pts.empty() ? 0 : pts.front().sched;
+  std::vector<std::uint64_t> seq;
+  std::vector<std::int64_t> sched, emit, lat, period;
+  std::vector<std::int32_t> stage[kStageCount], part[5];
+  std::vector<std::uint32_t> flags;
+  seq.reserve(pts.size());
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const auto& p = pts[i];
+    seq.push_back(p.seq);
+    sched.push_back(p.sched - origin);
+    emit.push_back(p.emit - origin);
+    lat.push_back(p.emit - p.sched);
+    period.push_back(i == 0 ? 0 : p.emit - pts[i - 1].emit);
+    for (int k = 0; k < kStageCount; ++k) stage[k].push_back(p.stage[k]);
+    for (int k = 0; k < 5; ++k) part[k].push_back(p.part[k]);
+    flags.push_back(p.flags);
+  }
+  json cols;
+  cols["seq"] = seq;
+  cols["sched_ns"] = sched;
+  cols["emit_ns"] = emit;
+  cols["latency_ns"] = lat;
+  cols["period_ns"] = period;
+  for (int k = 0; k < kStageCount; ++k) cols[std::string(stage_key(static_cast<Stage>(k))) + "_ns"] = stage[k];
+  for (int k = 0; k < 5; ++k) cols[std::string(part_key(static_cast<Part>(k))) + "_ns"] = part[k];
+  cols["flags"] = flags;
+  return {{"count", pts.size()},
+          {"capacity", st.series.capacity()},
+          {"truncated", st.series_dropped > 0},
+          {"not_kept", st.series_dropped},
+          {"columns", cols}};
 }
 
 bool budget_broken(const json& r) {

@@ -31,6 +31,12 @@ struct Workload {
   std::int64_t margin_ns = 0;
   int queue_depth = 0;
   double media_seconds = 0;  // of the whole source
+  // the I/O signature a later isolated replay (stage-bench) must reproduce
+  nlohmann::json input = nlohmann::json::object();  // {"kind":"file","path"} | {"kind":"synth",...} | {"kind":"device",...}
+  std::size_t state_values = 0;
+  bool gpu_timing = false;
+  std::string short_chunk = "eager";  // graph mode: eager fallback or recapture
+  BackendCounters counters;
 };
 
 struct RunOutcome {
@@ -41,6 +47,12 @@ struct RunOutcome {
 /// The whole report as JSON. `trace` may be empty.
 nlohmann::json build_report(const Workload& w, const Plan& plan, const Environment& env, const RunStats& st,
                             const EngineResult& er, const RunOutcome& outcome);
+
+/// The per-chunk series as columns (schema in docs/profiler.md, "series").
+nlohmann::json series_json(const RunStats& st);
+
+/// Hex text of a 64-bit checksum (16 lower-case digits).
+std::string hex64(std::uint64_t v);
 
 /// The terminal table and headline, from the JSON report.
 void print_report(std::ostream& os, const nlohmann::json& report);

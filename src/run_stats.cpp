@@ -1,6 +1,8 @@
 #include "src/run_stats.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 
 namespace chunkscope {
 
@@ -40,6 +42,9 @@ void RunStats::prepare(const RunStatsConfig& cfg) {
   warmup_latency = stats::LogHistogram();
   miss_list.clear();
   miss_list.reserve(cfg.miss_list_capacity);
+  series.clear();
+  series.reserve(cfg.series_capacity);
+  series_dropped = 0;
   chunks = warmup_chunks = frames = short_chunks = misses = 0;
   miss_blame.fill(0);
   dispatches = launches = 0;
@@ -48,13 +53,40 @@ void RunStats::prepare(const RunStatsConfig& cfg) {
   longest_gap_seq = 0;
   longest_gap_at = 0;
   have_prev_ = have_origin_ = false;
+  seg_warmup_ = 0;
   n_ = 0;
   sx_ = sy_ = sxx_ = sxy_ = 0;
 }
 
 namespace {
 std::uint64_t nn(std::int64_t v) noexcept { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
+std::int32_t clamp32(std::int64_t v) noexcept {
+  return static_cast<std::int32_t>(std::clamp<std::int64_t>(v, 0, INT32_MAX));
+}
 }  // namespace
+
+void RunStats::record_point(const ChunkRecord& r) noexcept {
+  if (series.size() >= series.capacity()) {
+    ++series_dropped;
+    return;
+  }
+  SeriesPoint p{};
+  p.seq = r.seq;
+  p.sched = r.sched;
+  p.emit = r.emit;
+  p.stage[0] = clamp32(r.ready - r.sched);
+  p.stage[1] = clamp32(r.dequeue - r.ready);
+  p.stage[2] = clamp32(r.proc_end - r.proc_start);
+  p.stage[3] = clamp32(r.sink_start - r.proc_end);
+  p.stage[4] = clamp32(r.emit - r.sink_start);
+  p.part[0] = clamp32(r.launch_ns);
+  p.part[1] = clamp32(r.h2d_ns);
+  p.part[2] = clamp32(r.kernel_ns);
+  p.part[3] = clamp32(r.d2h_ns);
+  p.part[4] = clamp32(r.sync_ns);
+  p.flags = r.flags & (kChunkShort | kChunkWarmup | kChunkMiss);
+  series.push_back(p);  // within reserved capacity: no allocation
+}
 
 void RunStats::add(ChunkRecord& r) noexcept {
   const std::int64_t L = r.emit - r.sched;
@@ -65,10 +97,12 @@ void RunStats::add(ChunkRecord& r) noexcept {
   last_emit = r.emit;
   frames += r.frames;
   if (r.flags & kChunkShort) ++short_chunks;
-  if (warmup_chunks < cfg_.warmup) {
+  if (seg_warmup_ < cfg_.warmup) {
+    ++seg_warmup_;
     ++warmup_chunks;
     r.flags |= kChunkWarmup;
     warmup_latency.record(nn(L));
+    record_point(r);
     return;
   }
   ++chunks;
@@ -135,6 +169,7 @@ void RunStats::add(ChunkRecord& r) noexcept {
   sy_ += y;
   sxx_ += x * x;
   sxy_ += x * y;
+  record_point(r);
 }
 
 double RunStats::drift_ppm() const noexcept {

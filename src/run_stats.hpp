@@ -2,13 +2,14 @@
 // Statistics of a streaming run, fed one finished chunk at a time on the sink thread.
 // prepare() allocates every histogram and list; add() is O(1), noexcept, allocation-free.
 #include <array>
+#include <atomic>
+#include <type_traits>
 #include <cstdint>
 #include <vector>
 
 #include "rt/chunk.hpp"
 #include "src/stats/histogram.hpp"
 #include "src/stats/interval_recorder.hpp"
-#include <atomic>
 
 namespace chunkscope {
 
@@ -29,7 +30,20 @@ struct RunStatsConfig {
   std::uint64_t warmup = 0;    // chunks reported apart
   double media_ns_per_frame = 0;  // 1e9 / (rate x speed)
   std::size_t miss_list_capacity = 4096;
+  std::size_t series_capacity = 0;  // per-chunk points kept for plots (the first N emitted)
 };
+
+/// One emitted chunk, compact, for per-chunk plots: stamps relative to nothing (raw ns),
+/// durations in ns clamped to 32 bits (2.1 s).
+struct SeriesPoint {
+  std::uint64_t seq;
+  std::int64_t sched, emit;
+  std::int32_t stage[kStageCount];  // source, queue_in, process, queue_out, sink
+  std::int32_t part[5];             // launch, h2d, kernel, d2h, sync
+  std::uint32_t flags;              // kChunkShort | kChunkWarmup | kChunkMiss
+};
+static_assert(std::is_trivially_copyable_v<SeriesPoint>);
+static_assert(sizeof(SeriesPoint) == 72, "SeriesPoint is a fixed-size record");
 
 struct MissEntry {
   std::uint64_t seq;
@@ -47,6 +61,14 @@ class RunStats {
   void add(ChunkRecord& r) noexcept;
 
   const RunStatsConfig& config() const { return cfg_; }
+  /// Starts a new stream segment feeding the same statistics (compare rounds): the next
+  /// chunks pay their own warm-up, the period restarts, and drift is fitted per segment
+  /// origin (a pooled slope). Not RT safe to call while a stream runs.
+  void begin_segment() noexcept {
+    have_prev_ = false;
+    have_origin_ = false;
+    seg_warmup_ = 0;
+  }
 
   /// Live view: when set (before the run), add() also records latency and |P - D| here,
   /// and keeps live_counted / live_misses, for a reader thread. Not RT safe to set.
@@ -72,6 +94,8 @@ class RunStats {
   std::uint64_t misses = 0;
   std::array<std::uint64_t, kStageCount> miss_blame{};
   std::vector<MissEntry> miss_list;  // the first miss_list_capacity misses
+  std::vector<SeriesPoint> series;   // the first series_capacity emitted chunks, warm-up included
+  std::uint64_t series_dropped = 0;  // emitted chunks beyond series_capacity
   std::uint64_t dispatches = 0, launches = 0;  // sums over counted chunks
   std::int64_t first_emit = 0, last_emit = 0;  // all chunks
   std::int64_t first_sched = 0;
@@ -83,10 +107,12 @@ class RunStats {
   std::uint64_t drift_points() const noexcept { return n_; }
 
  private:
+  void record_point(const ChunkRecord& r) noexcept;
   RunStatsConfig cfg_;
   stats::IntervalRecorder* live_latency_ = nullptr;
   stats::IntervalRecorder* live_jitter_ = nullptr;
   bool have_prev_ = false;
+  std::uint64_t seg_warmup_ = 0;
   std::int64_t prev_emit_ = 0;
   // regression sums, in seconds relative to the first counted chunk
   std::uint64_t n_ = 0;

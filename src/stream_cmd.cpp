@@ -90,78 +90,144 @@ void write_reports(const nlohmann::json& report, const RunStats& stats, const En
   if (!paths.trace.empty()) write_json_file(paths.trace, build_trace(engine.trace(), er.start_ns));
 }
 
-int run_stream(const std::string& command, const std::string& input, const StreamOptions& opt,
-               const std::atomic<bool>* stop_flag) {
-  // ---- options
+StreamSetup setup_stream(const std::string& command, const std::string& input, const StreamOptions& opt) {
   check_chunk_frames(opt.chunk);
   if (opt.queue_depth < 1 || opt.queue_depth > 4096)
     throw InputError(fmt::format("--queue-depth: {} is out of range 1..4096", opt.queue_depth));
   if (opt.warmup < 0) throw InputError(fmt::format("--warmup: {} is negative", opt.warmup));
-  bool max_speed = false;
-  double speed = 1;
+  StreamSetup su;
+  su.command = command;
+  su.input = input;
   if (opt.speed == "max") {
-    max_speed = true;
+    su.max_speed = true;
   } else {
-    speed = parse_number(opt.speed, "--speed");
-    if (!(speed > 0)) throw InputError(fmt::format("--speed: {} must be above 0 (or 'max')", opt.speed));
-    if (speed > 1000) throw InputError(fmt::format("--speed: {} is above 1000 (use 'max')", opt.speed));
+    su.speed = parse_number(opt.speed, "--speed");
+    if (!(su.speed > 0)) throw InputError(fmt::format("--speed: {} must be above 0 (or 'max')", opt.speed));
+    if (su.speed > 1000) throw InputError(fmt::format("--speed: {} is above 1000 (use 'max')", opt.speed));
   }
-  const ReportPaths paths = resolve_report_paths(opt);
-  const std::string& trace_path = paths.trace;
-
-  // ---- source
-  std::unique_ptr<ChunkSource> source;
-  double rate = 0;
-  int channels = 0;
-  int in_format = 0;
-  FileSource* file_src = nullptr;
   if (command == "replay") {
-    auto fsrc = std::make_unique<FileSource>(input, opt.dtype);
-    rate = fsrc->info().rate;
-    channels = fsrc->info().channels;
-    in_format = fsrc->info().format;
-    if (opt.expect_rate > 0 && opt.expect_rate != rate)
-      throw InputError(fmt::format("--rate: {} Hz does not match '{}' ({} Hz)", opt.expect_rate, input, rate));
-    if (opt.expect_channels > 0 && opt.expect_channels != channels)
-      throw InputError(fmt::format("--channels: {} does not match '{}' ({} channels)", opt.expect_channels, input, channels));
-    if (channels > kMaxChannels)
-      throw InputError(fmt::format("input '{}': {} channels, at most {} are supported", input, channels, kMaxChannels));
-    file_src = fsrc.get();
-    source = std::move(fsrc);
+    FileSource fsrc(input, opt.dtype);
+    su.rate = fsrc.info().rate;
+    su.channels = fsrc.info().channels;
+    su.in_format = fsrc.info().format;
+    su.total_frames = fsrc.total_frames();
+    if (opt.expect_rate > 0 && opt.expect_rate != su.rate)
+      throw InputError(fmt::format("--rate: {} Hz does not match '{}' ({} Hz)", opt.expect_rate, input, su.rate));
+    if (opt.expect_channels > 0 && opt.expect_channels != su.channels)
+      throw InputError(
+          fmt::format("--channels: {} does not match '{}' ({} channels)", opt.expect_channels, input, su.channels));
+    if (su.channels > kMaxChannels)
+      throw InputError(fmt::format("input '{}': {} channels, at most {} are supported", input, su.channels, kMaxChannels));
+    su.input_desc = {{"kind", "file"}, {"path", input}};
   } else {
-    if (!(opt.rate >= 1000 && opt.rate <= 768000)) throw InputError(fmt::format("--rate: {} Hz is out of range 1000..768000", opt.rate));
+    if (!(opt.rate >= 1000 && opt.rate <= 768000))
+      throw InputError(fmt::format("--rate: {} Hz is out of range 1000..768000", opt.rate));
     if (opt.channels < 1 || opt.channels > kMaxChannels)
       throw InputError(fmt::format("--channels: {} is out of range 1..{}", opt.channels, kMaxChannels));
-    SynthSpec sp = parse_synth(opt.signal, opt.rate);
+    const SynthSpec sp = parse_synth(opt.signal, opt.rate);
     const auto dur = parse_duration_ns(opt.duration, "--duration");
     if (dur <= 0) throw InputError("--duration: must be above 0");
-    sp.channels = opt.channels;
-    sp.frames = static_cast<std::int64_t>(std::llround(static_cast<double>(dur) * 1e-9 * opt.rate));
-    rate = opt.rate;
-    channels = opt.channels;
-    in_format = SF_FORMAT_WAV | SF_FORMAT_FLOAT;
-    source = std::make_unique<SynthSource>(sp, opt.dtype);
+    su.rate = opt.rate;
+    su.channels = opt.channels;
+    su.in_format = SF_FORMAT_WAV | SF_FORMAT_FLOAT;
+    su.total_frames = static_cast<std::int64_t>(std::llround(static_cast<double>(dur) * 1e-9 * opt.rate));
+    su.input_desc = {{"kind", "synth"}, {"signal", sp.text}, {"rate", su.rate}, {"channels", su.channels},
+                     {"frames", su.total_frames}};
   }
+  su.plan = plan_for(su, opt, opt.fuse);
+  const double eff_speed = su.max_speed ? 1.0 : su.speed;
+  su.chunk_ns = static_cast<std::int64_t>(std::llround(opt.chunk * 1e9 / (su.rate * eff_speed)));
+  su.margin_ns = parse_margin_ns(opt.margin, su.chunk_ns);
+  return su;
+}
 
-  // ---- plan, timing, budget
-  Plan plan;
+Plan plan_for(const StreamSetup& su, const StreamOptions& opt, bool fuse) {
+  if (!su.plan.spec.empty() && su.plan.fused == fuse) return su.plan;
   if (opt.chain.empty()) {
-    plan.spec = "";
-    plan.rate = rate;
-    plan.fused = opt.fuse;
-  } else {
-    plan = plan_chain(opt.chain, rate, opt.fuse);
+    Plan plan;
+    plan.rate = su.rate;
+    plan.fused = fuse;
+    return plan;
   }
-  const double eff_speed = max_speed ? 1.0 : speed;
-  const auto chunk_ns = static_cast<std::int64_t>(std::llround(opt.chunk * 1e9 / (rate * eff_speed)));
-  const std::int64_t margin_ns = parse_margin_ns(opt.margin, chunk_ns);
+  return plan_chain(opt.chain, su.rate, fuse);
+}
+
+std::unique_ptr<ChunkSource> open_source(const StreamSetup& su, const StreamOptions& opt) {
+  if (su.command == "replay") return std::make_unique<FileSource>(su.input, opt.dtype);
+  SynthSpec sp = parse_synth(opt.signal, opt.rate);
+  sp.channels = su.channels;
+  sp.frames = su.total_frames;
+  return std::make_unique<SynthSource>(sp, opt.dtype);
+}
+
+RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt) {
+  RunStatsConfig sc;
+  sc.chunk_ns = su.chunk_ns;
+  sc.budget_ns = su.chunk_ns - su.margin_ns;
+  sc.paced = !su.max_speed;
+  sc.warmup = static_cast<std::uint64_t>(opt.warmup);
+  sc.media_ns_per_frame = 1e9 / (su.rate * (su.max_speed ? 1.0 : su.speed));
+  const auto expected = static_cast<std::size_t>((su.total_frames + opt.chunk - 1) / opt.chunk);
+  sc.series_capacity = std::min(opt.series_limit, expected);
+  return sc;
+}
+
+EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std::size_t trace_capacity) {
+  EngineConfig ec;
+  ec.spec = ProcessSpec{su.rate, su.channels, opt.chunk, opt.dtype};
+  ec.queue_depth = opt.queue_depth;
+  ec.speed = su.speed;
+  ec.max_speed = su.max_speed;
+  ec.trace_capacity = trace_capacity;
+  return ec;
+}
+
+Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Backend& backend,
+                       const ChunkSource& source, const ChunkSink& sink) {
+  Workload w;
+  w.command = su.command;
+  w.source = source.describe();
+  w.sink = sink.describe();
+  w.backend = backend.name();
+  w.mode = backend.mode();
+  w.rate = su.rate;
+  w.channels = su.channels;
+  w.chunk_frames = opt.chunk;
+  w.dtype = opt.dtype;
+  w.warmup = static_cast<std::uint64_t>(opt.warmup);
+  w.max_speed = su.max_speed;
+  w.speed = su.speed;
+  w.margin_text = opt.margin;
+  w.margin_ns = su.margin_ns;
+  w.queue_depth = opt.queue_depth;
+  w.media_seconds = static_cast<double>(su.total_frames) / su.rate;
+  w.input = su.input_desc;
+  w.state_values = backend.state_values();
+  w.gpu_timing = std::string(backend.name()) == "cuda" && opt.backend.cuda.gpu_timing;
+  w.short_chunk = opt.backend.cuda.recapture_on_shape_change ? "recapture" : "eager";
+  w.counters = backend.counters();
+  return w;
+}
+
+/// One line for a stage failure, with the backend's own error text when it has one.
+std::string describe_failure(Status st, const Backend& backend) {
+  const std::string extra = backend.last_error();
+  return extra.empty() ? describe(st) : fmt::format("{} ({})", describe(st), extra);
+}
+
+int run_stream(const std::string& command, const std::string& input, const StreamOptions& opt,
+               const std::atomic<bool>* stop_flag) {
+  const StreamSetup su = setup_stream(command, input, opt);
+  const ReportPaths paths = resolve_report_paths(opt);
+  auto source = open_source(su, opt);
+  FileSource* file_src = dynamic_cast<FileSource*>(source.get());
 
   // ---- sink
   std::unique_ptr<ChunkSink> sink;
   FileSink* file_sink = nullptr;
   if (!opt.output.empty()) {
-    const int fmt_out = output_format_for(opt.output, in_format, channels, rate);
-    auto s = std::make_unique<FileSink>(opt.output, fmt_out, rate, channels, opt.dtype);
+    const int fmt_out = output_format_for(opt.output, su.in_format, su.channels, su.rate);
+    auto s = std::make_unique<FileSink>(opt.output, fmt_out, su.rate, su.channels, opt.dtype);
     file_sink = s.get();
     sink = std::move(s);
   } else {
@@ -169,23 +235,10 @@ int run_stream(const std::string& command, const std::string& input, const Strea
   }
 
   // ---- prepare
-  const ProcessSpec spec{rate, channels, opt.chunk, opt.dtype};
-  auto backend = make_cpu_backend(plan, spec);
+  const EngineConfig ec = engine_config(su, opt, paths.trace.empty() ? 0 : opt.trace_capacity);
+  auto backend = make_backend(opt.backend, su.plan, ec.spec);
   RunStats stats;
-  RunStatsConfig sc;
-  sc.chunk_ns = chunk_ns;
-  sc.budget_ns = chunk_ns - margin_ns;
-  sc.paced = !max_speed;
-  sc.warmup = static_cast<std::uint64_t>(opt.warmup);
-  sc.media_ns_per_frame = 1e9 / (rate * eff_speed);
-  stats.prepare(sc);
-  EngineConfig ec;
-  ec.spec = spec;
-  ec.queue_depth = opt.queue_depth;
-  ec.speed = speed;
-  ec.max_speed = max_speed;
-  const bool want_trace = !trace_path.empty();
-  ec.trace_capacity = want_trace ? opt.trace_capacity : 0;
+  stats.prepare(stats_config(su, opt));
   Engine engine;
   if (!ok(engine.prepare(ec, *backend, *source, *sink, stats)))
     throw RuntimeFailure("engine: prepare failed (invalid configuration)");
@@ -208,7 +261,7 @@ int run_stream(const std::string& command, const std::string& input, const Strea
     exit_code = kExitRuntime;
   } else if (!ok(er.process_status)) {
     outcome.state = "incomplete";
-    outcome.reason = fmt::format("processing failed: {}", describe(er.process_status));
+    outcome.reason = fmt::format("processing failed: {}", describe_failure(er.process_status, *backend));
     exit_code = kExitRuntime;
   } else if (!ok(er.sink_status)) {
     outcome.state = "incomplete";
@@ -220,24 +273,8 @@ int run_stream(const std::string& command, const std::string& input, const Strea
     std::cerr << fmt::format("chunkscope: warning: {} dropped chunk(s) are missing from '{}' (it is {} frames short)\n",
                              er.drops, opt.output, static_cast<std::int64_t>(er.drops) * opt.chunk);
 
-  Workload w;
-  w.command = command;
-  w.source = source->describe();
-  w.sink = sink->describe();
-  w.backend = backend->name();
-  w.mode = backend->mode();
-  w.rate = rate;
-  w.channels = channels;
-  w.chunk_frames = opt.chunk;
-  w.dtype = opt.dtype;
-  w.warmup = static_cast<std::uint64_t>(opt.warmup);
-  w.max_speed = max_speed;
-  w.speed = speed;
-  w.margin_text = opt.margin;
-  w.margin_ns = margin_ns;
-  w.queue_depth = opt.queue_depth;
-  w.media_seconds = static_cast<double>(source->total_frames()) / rate;
-  const auto report = build_report(w, plan, probe_environment(), stats, er, outcome);
+  const Workload w = make_workload(su, opt, *backend, *source, *sink);
+  const auto report = build_report(w, su.plan, probe_environment(), stats, er, outcome);
 
   write_reports(report, stats, engine, er, paths, opt.quiet);
   if (exit_code != kExitOk) {

@@ -9,6 +9,10 @@
 
 #include "rt/backend.hpp"
 #include "rt/engine.hpp"
+#include "src/plan.hpp"
+#include "src/process_file.hpp"
+#include "src/report.hpp"
+#include "src/run_stats.hpp"
 
 namespace chunkscope {
 
@@ -26,6 +30,8 @@ struct StreamOptions {
   bool fail_on_miss = false;
   bool quiet = false;         // no terminal report
   std::size_t trace_capacity = 1u << 20;
+  std::size_t series_limit = 1u << 20;  // per-chunk points kept in the report (0: none)
+  BackendChoice backend;      // --backend, --mode, --gpu-timing, --short-chunk
   // replay: expected rate/channels (0: take the file's)
   double expect_rate = 0;
   int expect_channels = 0;
@@ -40,8 +46,6 @@ struct StreamOptions {
 /// margin leaves no budget (margin >= D).
 std::int64_t parse_margin_ns(const std::string& text, std::int64_t chunk_ns);
 
-class RunStats;
-
 struct ReportPaths {
   std::string json, hgrm, trace;
 };
@@ -53,6 +57,35 @@ ReportPaths resolve_report_paths(const StreamOptions& opt);
 /// Prints the terminal report (unless quiet) and writes the files in `paths`.
 void write_reports(const nlohmann::json& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
                    const ReportPaths& paths, bool quiet);
+
+/// Everything a stream's options resolve to before any backend exists: the source's rate
+/// and channels, the plan, D, the margin and the description of the input.
+struct StreamSetup {
+  std::string command;  // replay, synth
+  std::string input;    // replay: the file
+  double rate = 0;
+  int channels = 0;
+  int in_format = 0;    // libsndfile format of the input (output format default)
+  bool max_speed = false;
+  double speed = 1;
+  Plan plan;            // planned with opt.fuse
+  std::int64_t chunk_ns = 0, margin_ns = 0;
+  std::int64_t total_frames = 0;
+  nlohmann::json input_desc;  // workload.input
+};
+
+/// Checks the options and resolves them (opens the file once to read its format). Throws
+/// InputError.
+StreamSetup setup_stream(const std::string& command, const std::string& input, const StreamOptions& opt);
+/// A fresh source for the setup (a new reader or generator at position 0). Throws InputError.
+std::unique_ptr<ChunkSource> open_source(const StreamSetup& su, const StreamOptions& opt);
+/// The plan for `fuse` (the setup's plan when it matches). Throws InputError.
+Plan plan_for(const StreamSetup& su, const StreamOptions& opt, bool fuse);
+RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt);
+EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std::size_t trace_capacity);
+/// The workload block of the report for a run of `backend` with `plan`.
+Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Backend& backend,
+                       const ChunkSource& source, const ChunkSink& sink);
 
 /// Runs `replay FILE` (command "replay") or `synth` (command "synth"; `input` unused).
 /// Returns the exit code; throws InputError / RuntimeFailure for failures before streaming.
