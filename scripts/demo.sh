@@ -2,7 +2,8 @@
 # chunkscope demo: show a planned chain, then stream the bundled speech clip through it at
 # real-time pace (about 6 s) and print the report.
 #   scripts/demo.sh <path to the chunkscope binary>
-# Writes out/report.json, out/trace.json, out/hgrm/*.hgrm and out/speech_filtered.wav.
+# Writes out/report.json, out/report.html, out/trace.json, out/hgrm/*.hgrm,
+# out/speech_filtered.wav and out/compare.json.
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
@@ -50,6 +51,13 @@ run chain "$speech_chain" --rate 44100
 run replay audio/speech_mono_44k1.wav --chain "$speech_chain" --chunk 256 \
   --output out/speech_filtered.wav --report-dir out
 
+run report out/report.json --html out/report.html
+run cadence out/report.json
+# fused against unfused (and the GPU variants, listed as unavailable where there is no GPU)
+run compare audio/speech_mono_44k1.wav --chain "$speech_chain" --chunk 256 --speed max --rounds 2 \
+  --variants cpu:fused,cpu:unfused,cuda:eager,cuda:graph --json out/compare.json
+
 echo
-echo "demo: wrote out/report.json, out/trace.json (open it in Perfetto), out/hgrm/ and out/speech_filtered.wav"
+echo "demo: wrote out/report.json, out/report.html (open it in a browser), out/trace.json (open it in"
+echo "      Perfetto), out/hgrm/, out/speech_filtered.wav and out/compare.json"
 echo "demo: commands, flags and formats are described in docs/profiler.md"

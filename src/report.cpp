@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fstream>
 
+#include "kernels/gpu.hpp"
+#include "src/diagnosis.hpp"
 #include "src/errors.hpp"
 #include "src/stats/hgrm.hpp"
 
@@ -206,6 +208,13 @@ json build_report(const Workload& w, const Plan& plan, const Environment& env, c
   }
   r["checksums"] = {{"algorithm", "fnv1a64"}, {"chunks", ci.size()}, {"input", ci}, {"output", co}};
   r["series"] = series_json(st);
+  if (w.backend == "cuda") {
+    const GpuInfo g = probe_gpu();
+    r["environment"]["gpu"] = {{"name", g.name},
+                               {"driver", g.driver},
+                               {"compute_capability", fmt::format("{}.{}", g.cc_major, g.cc_minor)}};
+  }
+  r["diagnosis"] = diagnose(r);
   return r;
 }
 
@@ -275,6 +284,9 @@ void print_report(std::ostream& os, const json& r) {
                    w["warmup_chunks"].get<int>(), w["queue_depth"].get<int>(), w["pool_chunks"].get<int>()));
   line(fmt::format("environment {}, {} logical CPUs, {}, {} {}", e["cpu"].get<std::string>(), e["logical_cpus"].get<int>(),
                    e["os"].get<std::string>(), e["compiler"].get<std::string>(), e["build"].get<std::string>()));
+  if (e.contains("gpu") && e["gpu"].is_object())
+    line(fmt::format("gpu        {} (compute {}), {}", e["gpu"].value("name", std::string("?")),
+                     e["gpu"].value("compute_capability", std::string("?")), e["gpu"].value("driver", std::string("?"))));
   line(fmt::format("method     log-linear histograms (relative error <= {:.3f}%, exact min/max), CLOCK_MONOTONIC, "
                    "latency from {}",
                    r["method"]["relative_error"].get<double>() * 100, r["method"]["latency_from"].get<std::string>()));
@@ -334,9 +346,22 @@ void print_report(std::ostream& os, const json& r) {
   line(fmt::format("throughput {:.3f} s of media in {:.3f} s wall ({:.2f}x), {:.0f} chunks/s, {:.2f} dispatches per chunk",
                    tp["media_seconds"].get<double>(), tp["wall_seconds"].get<double>(), tp["speed_factor"].get<double>(),
                    tp["chunks_per_second"].get<double>(), r["dispatches_per_chunk"].get<double>()));
+  if (r.contains("backend_counters") && w.value("backend", std::string()) == "cuda") {
+    const auto& bc = r["backend_counters"];
+    line(fmt::format("gpu work   {:.2f} launches per chunk ({} kernel launches, {} graph launches); graph captures {}, "
+                     "re-captures {}, eager fallbacks {}, shape changes {}",
+                     r["launches_per_chunk"].get<double>(), bc.value("kernel_launches", 0ull),
+                     bc.value("graph_launches", 0ull), bc.value("graph_captures", 0ull),
+                     bc.value("graph_recaptures", 0ull), bc.value("eager_fallbacks", 0ull),
+                     bc.value("shape_changes", 0ull)));
+  }
   if (counted < 100)
     line(fmt::format("note       only {} counted chunks: p99 and p99.9 rest on fewer than 100 samples", counted));
   os << out;
+  if (r.contains("diagnosis") && r["diagnosis"].is_array()) {
+    os << "\n";
+    print_diagnosis(os, r["diagnosis"]);
+  }
 }
 
 void write_hgrm_files(const std::string& dir, const RunStats& st) {

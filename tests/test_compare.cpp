@@ -1,1 +1,115 @@
+// `chunkscope compare`: variant parsing, identical input for every variant, pooled rounds,
+// ratios to the baseline, and unavailable variants listed with their reason.
 #include <doctest/doctest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "kernels/gpu.hpp"
+#include "src/compare_cmd.hpp"
+#include "src/errors.hpp"
+#include "src/plan.hpp"
+#include "tests/test_util.hpp"
+
+using nlohmann::json;
+using namespace chunkscope;
+
+namespace {
+json load_json(const std::string& p) {
+  std::ifstream in(p);
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+const json* variant(const json& c, const std::string& name) {
+  for (const auto& v : c["variants"])
+    if (v["name"] == name) return &v;
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("compare: variant lists parse into backend, mode and fusion") {
+  const auto v = parse_variants("cpu, cpu:unfused,cuda:eager,cuda:graph:unfused");
+  REQUIRE(v.size() == 4);
+  CHECK(v[0].name == "cpu");
+  CHECK(v[0].choice.backend == "cpu");
+  CHECK_FALSE(v[0].fuse_given);
+  CHECK(v[1].fuse_given);
+  CHECK_FALSE(v[1].fuse);
+  CHECK(v[2].choice.backend == "cuda");
+  CHECK(v[2].choice.cuda.mode == CudaOptions::Mode::eager);
+  CHECK(v[3].choice.cuda.mode == CudaOptions::Mode::graph);
+  CHECK_FALSE(v[3].fuse);
+  for (const char* bad : {"gpu", "cpu:fast", "cuda", "cuda:lazy", "cpu,cpu", "cpu,,cuda:eager", "cuda:graph:x", ""}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_variants(bad), InputError);
+  }
+}
+
+TEST_CASE("compare: every variant sees the same input; rounds pool; the baseline's ratios are 1") {
+  testutil::TempDir td;
+  const char* chain = "hp:80:2 | lp:9000:4 | peak:1000:q=0.7:gain=6";
+  const int rounds = 2;
+  const auto r = testutil::run_cli({"compare", "--synth", "noise", "--duration", "0.25s", "--channels", "2", "--chunk",
+                                    "128", "--speed", "max", "--warmup", "5", "--chain", chain, "--variants",
+                                    "cpu:fused,cpu:unfused,cuda:graph", "--rounds", std::to_string(rounds), "--json",
+                                    td.file("c.json")});
+  REQUIRE(r.rc == 0);
+  const json c = load_json(td.file("c.json"));
+  CHECK(c["schema"] == "chunkscope.compare/1");
+  CHECK(c["baseline"] == "cpu:fused");
+  CHECK(c["rounds_completed"] == rounds);
+  const json* fused = variant(c, "cpu:fused");
+  const json* unfused = variant(c, "cpu:unfused");
+  REQUIRE(fused);
+  REQUIRE(unfused);
+  const Plan plan = plan_chain(chain, 48000, false);
+  const std::uint64_t chunks = (12000 + 127) / 128;  // 94 per round
+  for (const json* v : {fused, unfused}) {
+    const json& rep = (*v)["report"];
+    CHECK(rep["counts"]["counted"].get<std::uint64_t>() == rounds * (chunks - 5));
+    CHECK(rep["counts"]["warmup"].get<std::uint64_t>() == rounds * 5u);
+    CHECK(rep["series"]["count"].get<std::uint64_t>() == rounds * chunks);
+    CHECK(rep["workload"]["rounds"] == rounds);
+  }
+  CHECK((*fused)["report"]["dispatches_per_chunk"].get<double>() == 1.0);
+  CHECK((*unfused)["report"]["dispatches_per_chunk"].get<double>() == static_cast<double>(plan.dispatches()));
+  CHECK(plan.dispatches() == 3);
+  // identical input: the recorded input checksums agree chunk for chunk
+  CHECK((*fused)["report"]["checksums"]["input"] == (*unfused)["report"]["checksums"]["input"]);
+  CHECK((*fused)["report"]["checksums"]["chunks"].get<int>() == 64);
+  for (const auto& row : c["table"])
+    if (row["variant"] == "cpu:fused") {
+      CAPTURE(row["stage"]);
+      CHECK(row["ratio_p50"].get<double>() == 1.0);
+      CHECK(row["ratio_p95"].get<double>() == 1.0);
+    }
+  const json* gpu = variant(c, "cuda:graph");
+  REQUIRE(gpu);
+  if (!probe_gpu().available) {
+    CHECK_FALSE((*gpu)["available"].get<bool>());
+    CHECK((*gpu)["reason"].get<std::string>().find("cuda") != std::string::npos);
+    CHECK(r.out.find("unavailable cuda:graph") != std::string::npos);
+  }
+  // the terminal table names every available variant in the summary
+  CHECK(r.out.find("cpu:unfused") != std::string::npos);
+  CHECK(r.out.find("x e2e") != std::string::npos);
+}
+
+TEST_CASE("compare: bad usage and no runnable variant are one-line errors") {
+  auto r = testutil::run_cli({"compare", "--variants", "cpu"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("--synth") != std::string::npos);
+  r = testutil::run_cli({"compare", "--synth", "noise", "--variants", "cpu,tpu"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("'tpu'") != std::string::npos);
+  r = testutil::run_cli({"compare", "--synth", "noise", "--rounds", "0"});
+  CHECK(r.rc == 2);
+  r = testutil::run_cli({"compare", testutil::source_dir() + "/audio/mix_stereo_48k.flac", "--synth", "noise"});
+  CHECK(r.rc == 2);
+  if (!probe_gpu().available) {
+    r = testutil::run_cli({"compare", "--synth", "noise", "--duration", "0.1s", "--variants", "cuda:eager,cuda:graph"});
+    CHECK(r.rc == 3);
+    CHECK(r.err.find("no variant can run") != std::string::npos);
+    CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
+  }
+}

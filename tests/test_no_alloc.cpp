@@ -156,6 +156,7 @@ Counts engine_run_allocations(double seconds, bool file_io, const std::string& d
   sc.paced = false;
   sc.warmup = 10;
   sc.media_ns_per_frame = 1e9 / rate;
+  sc.series_capacity = 100;  // fewer points than chunks: both the kept and the counted-only path run
   stats.prepare(sc);
   EngineConfig ec;
   ec.spec = {rate, ch, chunk, DType::f32};

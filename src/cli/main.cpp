@@ -15,6 +15,9 @@
 #include "src/process_file.hpp"
 #include "src/stream_cmd.hpp"
 #include "src/monitor_cmd.hpp"
+#include "src/compare_cmd.hpp"
+#include "src/report_cmd.hpp"
+#include "src/stage_bench.hpp"
 
 #include <atomic>
 #include <csignal>
@@ -200,7 +203,24 @@ struct StreamCli {
   std::string dtype = "f32";
   long long chunk = 256;
   bool no_fuse = false;
+  std::string mode = "eager";
+  std::string gpu_timing = "on";
+  std::string short_chunk = "eager";
+  long long series_limit = 1 << 20;
 };
+
+// --backend, --mode, --gpu-timing, --short-chunk: which backend processes the chunks
+void add_backend_options(CLI::App* c, StreamCli& s, bool with_backend = true) {
+  if (with_backend)
+    c->add_option("--backend", s.opt.backend.backend, "Processing backend: cpu or cuda")->capture_default_str();
+  c->add_option("--mode", s.mode, "CUDA: eager (steps launched one by one) or graph (CUDA graph replay)")
+      ->capture_default_str();
+  c->add_option("--gpu-timing", s.gpu_timing, "CUDA: on (events time H2D, kernels, D2H) or off (no events)")
+      ->capture_default_str();
+  c->add_option("--short-chunk", s.short_chunk,
+                "CUDA graph mode, a chunk shorter than the captured shape: eager (run it eagerly) or recapture")
+      ->capture_default_str();
+}
 
 void add_stream_options(CLI::App* c, StreamCli& s) {
   c->add_option("--chain,-c", s.opt.chain, "Chain spec (empty: no processing, to measure the engine alone)");
@@ -219,6 +239,9 @@ void add_stream_options(CLI::App* c, StreamCli& s) {
   c->add_option("--report-dir", s.opt.report_dir, "Write report.json, trace.json and hgrm/ into this folder");
   c->add_flag("--fail-on-miss", s.opt.fail_on_miss, "Exit 1 when p95 headroom is negative or any chunk missed or dropped");
   c->add_flag("--quiet,-q", s.opt.quiet, "No terminal report");
+  c->add_option("--series-limit", s.series_limit, "Per-chunk points kept in the JSON report for plots (0: none)")
+      ->capture_default_str();
+  add_backend_options(c, s);
 }
 
 void finish_stream_options(StreamCli& s) {
@@ -226,6 +249,18 @@ void finish_stream_options(StreamCli& s) {
   s.opt.chunk = static_cast<int>(s.chunk);
   s.opt.dtype = parse_dtype(s.dtype);
   s.opt.fuse = !s.no_fuse;
+  s.opt.backend.cuda.mode = parse_cuda_mode(s.mode);
+  if (s.gpu_timing != "on" && s.gpu_timing != "off")
+    throw InputError(fmt::format("--gpu-timing: '{}' is not on or off", s.gpu_timing));
+  s.opt.backend.cuda.gpu_timing = s.gpu_timing == "on";
+  if (s.short_chunk != "eager" && s.short_chunk != "recapture")
+    throw InputError(fmt::format("--short-chunk: '{}' is not eager or recapture", s.short_chunk));
+  s.opt.backend.cuda.recapture_on_shape_change = s.short_chunk == "recapture";
+  if (s.series_limit < 0 || s.series_limit > (1ll << 26))
+    throw InputError(fmt::format("--series-limit: {} is out of range 0..{}", s.series_limit, 1ll << 26));
+  s.opt.series_limit = static_cast<std::size_t>(s.series_limit);
+  if (s.opt.backend.backend != "cpu" && s.opt.backend.backend != "cuda")
+    throw InputError(fmt::format("--backend: '{}' is not cpu or cuda", s.opt.backend.backend));
 }
 
 }  // namespace
@@ -316,6 +351,52 @@ int main(int argc, char** argv) {
   synth->add_option("--channels", ss.opt.channels, "Channels")->capture_default_str();
   synth->add_option("--rate", ss.opt.rate, "Sample rate in Hz")->capture_default_str();
 
+  // compare
+  StreamCli cs;
+  CompareOptions copt;
+  std::string csynth;
+  auto* compare = app.add_subcommand(
+      "compare", "Run the same input through several backend variants, interleaved in rounds, side by side");
+  compare->add_option("input", copt.input, "Input audio file (or --synth)");
+  add_stream_options(compare, cs);
+  compare->remove_option(compare->get_option("--backend"));
+  compare->remove_option(compare->get_option("--mode"));
+  compare->remove_option(compare->get_option("--output"));
+  compare->remove_option(compare->get_option("--json"));
+  compare->remove_option(compare->get_option("--hgrm"));
+  compare->remove_option(compare->get_option("--trace"));
+  compare->remove_option(compare->get_option("--report-dir"));
+  compare->add_option("--variants", copt.variants,
+                      "Comma-separated: cpu, cpu:fused, cpu:unfused, cuda:eager, cuda:graph, cuda:eager:unfused, "
+                      "cuda:graph:unfused")
+      ->capture_default_str();
+  compare->add_option("--rounds", copt.rounds, "Rounds; each runs every variant once over the whole input")
+      ->capture_default_str();
+  compare->add_option("--json", copt.json_path, "Write the comparison as JSON (schema chunkscope.compare/1)");
+  compare->add_option("--synth", csynth, "Synthetic input instead of a file: sine:<hz>, noise, sweep:<f0>:<f1>, impulse, silence");
+  compare->add_option("--duration", cs.opt.duration, "Synthetic input: length, e.g. 5s")->capture_default_str();
+  compare->add_option("--channels", cs.opt.channels, "Synthetic input: channels")->capture_default_str();
+  compare->add_option("--rate", cs.opt.rate, "Synthetic input: sample rate in Hz")->capture_default_str();
+
+  // report, cadence
+  ReportCmdOptions ropt;
+  auto* report = app.add_subcommand("report", "Render a saved report again: terminal text, or one self-contained HTML file");
+  report->add_option("report", ropt.path, "A report JSON (replay, synth, monitor or compare)")->required();
+  report->add_option("--html", ropt.html, "Write an HTML page with plots (inline SVG, readable offline)");
+  report->add_flag("--text", ropt.text, "Print the terminal report too when writing --html");
+  std::string cad_path;
+  auto* cadence = app.add_subcommand("cadence", "The cadence report of a saved run: output period, jitter, drift, gaps");
+  cadence->add_option("report", cad_path, "A run report JSON")->required();
+
+  // stage-bench
+  StageBenchOptions sbo;
+  auto* sbench = app.add_subcommand("stage-bench", "Replay one stage of a saved run alone and compare isolated with in-pipeline time");
+  sbench->add_option("report", sbo.report, "A run report JSON (or COMPARE.json#variant)")->required();
+  sbench->add_option("--stage", sbo.stage, "The stage to replay (process)")->capture_default_str();
+  sbench->add_option("--iterations", sbo.iterations, "Timed calls")->capture_default_str();
+  sbench->add_option("--warmup", sbo.warmup, "Untimed calls first")->capture_default_str();
+  sbench->add_option("--json", sbo.json, "Write the result as JSON (schema chunkscope.stagebench/1)");
+
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     std::string names;
@@ -371,6 +452,20 @@ int main(int argc, char** argv) {
       install_signal_handlers();
       return run_stream("synth", "", ss.opt, &g_stop);
     }
+    if (*compare) {
+      finish_stream_options(cs);
+      copt.stream = cs.opt;
+      copt.quiet = cs.opt.quiet;
+      copt.synth_given = !csynth.empty();
+      if (copt.synth_given) copt.stream.signal = csynth;
+      if (copt.input.empty() && !copt.synth_given)
+        throw InputError("compare: give an input file or --synth SIGNAL");
+      install_signal_handlers();
+      return run_compare(copt, &g_stop);
+    }
+    if (*report) return run_report_command(ropt);
+    if (*cadence) return run_cadence_command(cad_path);
+    if (*sbench) return run_stage_bench(sbo);
     if (*bench) {
       bopt.dtypes.clear();
       for (const auto& d : bdtypes) bopt.dtypes.push_back(parse_dtype(d));
