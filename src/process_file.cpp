@@ -54,7 +54,11 @@ void run(AudioReader& rd, AudioWriter& wr, Backend& be, const ProcessSpec& spec,
     if (got == 0) break;
     AudioView v{buf.data(), static_cast<int>(got), spec.channels, spec.dtype};
     const Status s = be.process(v, nullptr);
-    if (!ok(s)) throw RuntimeFailure(fmt::format("processing chunk {} failed: {}", res.chunks, describe(s)));
+    if (!ok(s)) {
+      const std::string extra = be.last_error();
+      throw RuntimeFailure(fmt::format("processing chunk {} failed: {}{}", res.chunks, describe(s),
+                                       extra.empty() ? "" : " (" + extra + ")"));
+    }
     wr.write(buf.data(), got);
     res.frames += got;
     ++res.chunks;
@@ -73,7 +77,10 @@ ProcessResult process_file(const std::string& in, const std::string& out, const 
   const int fmt_out = output_format_for(out, info.format, info.channels, info.rate);
   AudioWriter wr(out, fmt_out, info.rate, info.channels);
   ProcessSpec spec{info.rate, info.channels, opt.chunk, opt.dtype};
-  auto be = make_cpu_backend(plan, spec);
+  BackendChoice choice;
+  choice.backend = opt.backend;
+  choice.cuda = opt.cuda;
+  auto be = make_backend(choice, plan, spec);
   ProcessResult res;
   res.rate = info.rate;
   res.channels = info.channels;

@@ -16,6 +16,8 @@ struct ProcessOptions {
   int chunk = 1024;
   DType dtype = DType::f32;
   bool fuse = true;
+  std::string backend = "cpu";  // cpu or cuda
+  CudaOptions cuda;
 };
 
 struct ProcessResult {

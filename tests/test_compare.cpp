@@ -2,6 +2,7 @@
 // ratios to the baseline, and unavailable variants listed with their reason.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -112,4 +113,31 @@ TEST_CASE("compare: bad usage and no runnable variant are one-line errors") {
     CHECK(r.err.find("no variant can run") != std::string::npos);
     CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
   }
+}
+
+TEST_CASE("backend options: unknown values are usage errors; CUDA without a usable GPU fails at once with exit 3") {
+  auto r = testutil::run_cli({"synth", "--duration", "0.1s", "--backend", "tpu", "--quiet"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("--backend: 'tpu'") != std::string::npos);
+  r = testutil::run_cli({"synth", "--duration", "0.1s", "--mode", "lazy", "--quiet"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("--mode: 'lazy'") != std::string::npos);
+  r = testutil::run_cli({"synth", "--duration", "0.1s", "--gpu-timing", "maybe", "--quiet"});
+  CHECK(r.rc == 2);
+  r = testutil::run_cli({"synth", "--duration", "0.1s", "--short-chunk", "drop", "--quiet"});
+  CHECK(r.rc == 2);
+  if (probe_gpu().available) {
+    MESSAGE("a CUDA device is present: the no-GPU failure path is not exercised here");
+    return;
+  }
+  testutil::TempDir td;
+  r = testutil::run_cli({"synth", "--duration", "0.1s", "--backend", "cuda", "--mode", "graph", "--json", td.file("r.json")});
+  CHECK(r.rc == 3);
+  CHECK(r.err.rfind("chunkscope: --backend cuda: ", 0) == 0);
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+  CHECK_FALSE(std::filesystem::exists(td.file("r.json")));  // failed before streaming: no report
+  r = testutil::run_cli({"process", testutil::source_dir() + "/audio/mix_stereo_48k.flac", td.file("o.wav"), "--chain",
+                         "lp:1000", "--backend", "cuda"});
+  CHECK(r.rc == 3);
+  CHECK_FALSE(std::filesystem::exists(td.file("o.wav")));
 }

@@ -295,6 +295,9 @@ int main(int argc, char** argv) {
   proc->add_option("--dtype", dtype, "Sample type for processing: f32 or f64")->capture_default_str();
   bool proc_no_fuse = false;
   proc->add_flag("--no-fuse", proc_no_fuse, "One pass per filter (the unfused baseline)");
+  std::string proc_mode = "eager";
+  proc->add_option("--backend", popt.backend, "Processing backend: cpu or cuda")->capture_default_str();
+  proc->add_option("--mode", proc_mode, "CUDA: eager or graph")->capture_default_str();
 
   // bench
   BenchOptions bopt;
@@ -433,6 +436,7 @@ int main(int argc, char** argv) {
       popt.chunk = static_cast<int>(chunk);
       popt.dtype = parse_dtype(dtype);
       popt.fuse = !proc_no_fuse;
+      popt.cuda.mode = parse_cuda_mode(proc_mode);
       return cmd_process(in, out, popt);
     }
     if (*replay) {
