@@ -46,7 +46,7 @@ TEST_CASE("compare: variant lists parse into backend, mode and fusion") {
   }
 }
 
-TEST_CASE("compare: every variant sees the same input; rounds pool; the baseline's ratios are 1") {
+TEST_CASE("compare: every variant sees the same input, rounds pool, and the baseline's ratios are 1") {
   testutil::TempDir td;
   const char* chain = "hp:80:2 | lp:9000:4 | peak:1000:q=0.7:gain=6";
   const int rounds = 2;
@@ -115,7 +115,7 @@ TEST_CASE("compare: bad usage and no runnable variant are one-line errors") {
   }
 }
 
-TEST_CASE("backend options: unknown values are usage errors; CUDA without a usable GPU fails at once with exit 3") {
+TEST_CASE("backend options: unknown values are usage errors, and CUDA without a usable GPU fails at once with exit 3") {
   auto r = testutil::run_cli({"synth", "--duration", "0.1s", "--backend", "tpu", "--quiet"});
   CHECK(r.rc == 2);
   CHECK(r.err.find("--backend: 'tpu'") != std::string::npos);

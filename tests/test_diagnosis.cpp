@@ -1,1 +1,410 @@
 #include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "src/diagnosis.hpp"
+#include "tests/report_fixture.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+bool has(const std::string& s, const std::string& p) { return s.find(p) != std::string::npos; }
+
+// The finding of `rule`, or null.
+json find_rule(const json& findings, const std::string& rule) {
+  for (const auto& f : findings)
+    if (f["rule"] == rule) return f;
+  return nullptr;
+}
+
+std::set<std::string> rules(const json& findings) {
+  std::set<std::string> s;
+  for (const auto& f : findings) s.insert(f["rule"].get<std::string>());
+  return s;
+}
+
+// Every finding has the contract's shape and numbers behind it.
+void check_shape(const json& findings) {
+  REQUIRE(findings.is_array());
+  for (const auto& f : findings) {
+    CAPTURE(f.dump());
+    CHECK(f["rule"].is_string());
+    CHECK(f["finding"].is_string());
+    CHECK(!f["finding"].get<std::string>().empty());
+    CHECK(f["next"].is_string());
+    CHECK(!f["next"].get<std::string>().empty());
+    const std::string conf = f["confidence"];
+    CHECK((conf == "high" || conf == "medium" || conf == "low"));
+    const std::string sev = f["severity"];
+    CHECK((sev == "warning" || sev == "info" || sev == "ok"));
+    REQUIRE(f["evidence"].is_object());
+    CHECK(!f["evidence"].empty());
+    for (const auto& [k, v] : f["evidence"].items()) CHECK(v.is_number());
+  }
+}
+
+const std::set<std::string> kProblemRules = {"negative_headroom", "tail_over_budget", "deadline_misses", "drops",
+                                             "too_slow",          "xruns",            "not_fused",       "launch_bound",
+                                             "copy_bound",        "f64_on_gpu",       "queue_wait",      "scheduling_noise",
+                                             "drift",             "graph_fallbacks",  "few_chunks_for_p99",
+                                             "few_chunks_for_p99_9", "incomplete_run", "no_counted_chunks"};
+
+json healthy() { return fixture::make_run_report(); }
+
+json cuda_report(const std::string& mode) {
+  fixture::Options o;
+  o.backend = "cuda";
+  o.mode = mode;
+  o.gpu_parts = true;
+  return fixture::make_run_report(o);
+}
+
+void set_hist(json& h, double p50, double p95, double p99) {
+  h["p50"] = p50;
+  h["p90"] = p95 * 0.9;
+  h["p95"] = p95;
+  h["p99"] = p99;
+  h["p99_9"] = p99;
+  h["max"] = p99;
+  h["min"] = p50 / 2;
+}
+
+}  // namespace
+
+TEST_CASE("diagnosis: a healthy run fires no problem rule and says why it is healthy / with numbers") {
+  const json r = healthy();
+  const json f = chunkscope::diagnose(r);
+  check_shape(f);
+  for (const auto& rule : rules(f)) {
+    CAPTURE(rule);
+    CHECK(kProblemRules.count(rule) == 0);
+  }
+  const json h = find_rule(f, "healthy");
+  REQUIRE(h.is_object());
+  CHECK(h["severity"] == "ok");
+  CHECK(h["evidence"]["headroom_p95_ns"] == r["headroom"]["p95"]);
+  CHECK(h["evidence"]["counted"] == 1990);
+}
+
+TEST_CASE("diagnosis not_fused: dispatches per chunk equal to the filter count") {
+  json r = healthy();
+  r["workload"]["chain"] = "hp:80:4 | lp:12000:8 | peak:1000:q=1:gain=3";
+  r["workload"]["fused"] = false;
+  r["workload"]["dispatches_per_chunk_planned"] = 3;
+  r["dispatches_per_chunk"] = 3.0;
+  const json f = chunkscope::diagnose(r);
+  check_shape(f);
+  const json x = find_rule(f, "not_fused");
+  REQUIRE(x.is_object());
+  CHECK(x["evidence"]["dispatches_per_chunk"] == 3.0);
+  CHECK(x["evidence"]["filter_stages"] == 3);
+  CHECK(has(x["finding"], "3.00 dispatches per chunk for 3 filter stages"));
+  CHECK(has(x["next"], "drop --no-fuse"));
+  CHECK(!has(x["next"].get<std::string>().substr(x["next"].get<std::string>().find('`')), "--no-fuse"));
+  // a calibration stage splits a fused chain: one dispatch per filter, but the advice differs
+  json s = healthy();
+  s["workload"]["chain"] = "lp:1000 | spin:10us | hp:50";
+  s["dispatches_per_chunk"] = 2.0;
+  const json y = find_rule(chunkscope::diagnose(s), "not_fused");
+  REQUIRE(y.is_object());
+  CHECK(y["evidence"]["filter_stages"] == 2);
+  CHECK(has(y["next"], "spin/sleep"));
+  // fused: one dispatch for two filters
+  CHECK(find_rule(chunkscope::diagnose(healthy()), "not_fused").is_null());
+}
+
+TEST_CASE("diagnosis launch_bound: CPU launch time above the GPU time suggests graph mode") {
+  json r = cuda_report("eager");
+  set_hist(r["process_parts"]["launch"], 30000, 34000, 40000);
+  set_hist(r["process_parts"]["kernel"], 5000, 5500, 6000);
+  set_hist(r["process_parts"]["h2d"], 2000, 2200, 2500);
+  set_hist(r["process_parts"]["d2h"], 2000, 2200, 2500);
+  set_hist(r["stages"]["process"], 41000, 46000, 52000);
+  const json f = chunkscope::diagnose(r);
+  check_shape(f);
+  const json x = find_rule(f, "launch_bound");
+  REQUIRE(x.is_object());
+  CHECK(x["evidence"]["launch_p50_ns"] == 30000.0);
+  CHECK(x["evidence"]["gpu_p50_ns"] == 9000.0);
+  CHECK(x["confidence"] == "high");
+  CHECK(has(x["next"], "--mode graph"));
+  // already in graph mode: larger chunks
+  r["workload"]["mode"] = "graph";
+  const json g = find_rule(chunkscope::diagnose(r), "launch_bound");
+  REQUIRE(g.is_object());
+  CHECK(has(g["next"], "--chunk 512"));
+  // the fixture's default parts (launch 8 us < GPU 18 us) do not fire it
+  CHECK(find_rule(chunkscope::diagnose(cuda_report("eager")), "launch_bound").is_null());
+}
+
+TEST_CASE("diagnosis copy_bound: H2D + D2H above the kernel suggests larger chunks") {
+  json r = cuda_report("graph");
+  set_hist(r["process_parts"]["launch"], 3000, 3500, 4000);
+  set_hist(r["process_parts"]["kernel"], 5000, 5500, 6000);
+  set_hist(r["process_parts"]["h2d"], 20000, 22000, 25000);
+  set_hist(r["process_parts"]["d2h"], 20000, 22000, 25000);
+  set_hist(r["stages"]["process"], 49000, 54000, 60000);
+  const json x = find_rule(chunkscope::diagnose(r), "copy_bound");
+  REQUIRE(x.is_object());
+  CHECK(x["evidence"]["h2d_p50_ns"] == 20000.0);
+  CHECK(x["evidence"]["d2h_p50_ns"] == 20000.0);
+  CHECK(x["evidence"]["kernel_p50_ns"] == 5000.0);
+  CHECK(x["confidence"] == "high");
+  CHECK(has(x["next"], "--chunk 1024"));
+  CHECK(find_rule(chunkscope::diagnose(cuda_report("graph")), "copy_bound").is_null());
+}
+
+TEST_CASE("diagnosis queue_wait: queue waits dominating the latency") {
+  json r = healthy();
+  set_hist(r["stages"]["queue_in"], 2000000, 3000000, 3200000);
+  set_hist(r["latency"], 2100000, 3100000, 3300000);
+  const json x = find_rule(chunkscope::diagnose(r), "queue_wait");
+  REQUIRE(x.is_object());
+  CHECK(x["evidence"]["queue_in_p95_ns"] == 3000000.0);
+  CHECK(x["evidence"]["queue_share_p50"].get<double>() > 0.9);
+  CHECK(has(x["finding"], "queue_in"));
+  // at --speed max queue waits are the expected backpressure: silent
+  r["timing"]["paced"] = false;
+  CHECK(find_rule(chunkscope::diagnose(r), "queue_wait").is_null());
+  CHECK(find_rule(chunkscope::diagnose(healthy()), "queue_wait").is_null());
+}
+
+TEST_CASE("diagnosis f64_on_gpu: float64 on the GPU / never on the CPU") {
+  json r = cuda_report("graph");
+  r["workload"]["dtype"] = "f64";
+  const json x = find_rule(chunkscope::diagnose(r), "f64_on_gpu");
+  REQUIRE(x.is_object());
+  CHECK(x["evidence"]["kernel_p50_ns"] == r["process_parts"]["kernel"]["p50"].get<double>());
+  CHECK(has(x["next"], "--dtype f32"));
+  json c = healthy();
+  c["workload"]["dtype"] = "f64";
+  CHECK(find_rule(chunkscope::diagnose(c), "f64_on_gpu").is_null());
+  CHECK(find_rule(chunkscope::diagnose(cuda_report("graph")), "f64_on_gpu").is_null());
+}
+
+TEST_CASE("diagnosis negative_headroom: names the stage to blame and by how much") {
+  json r = healthy();
+  const double B = r["timing"]["budget_ns"];
+  set_hist(r["stages"]["process"], 3000000, B + 400000, B + 600000);
+  set_hist(r["latency"], 3100000, B + 500000, B + 700000);
+  r["headroom"] = {{"p95", -500000}, {"p99", -700000}, {"max", -700000}};
+  r["verdict"]["blame"] = "process";
+  const json f = chunkscope::diagnose(r);
+  check_shape(f);
+  const json x = find_rule(f, "negative_headroom");
+  REQUIRE(x.is_object());
+  CHECK(f[0]["rule"] == "negative_headroom");  // the most important first
+  CHECK(x["evidence"]["over_budget_ns"] == 500000.0);
+  CHECK(x["evidence"]["budget_ns"] == B);
+  CHECK(x["evidence"]["process_p95_ns"].get<double>() >= B + 400000);
+  CHECK(has(x["finding"], "by 500.0 µs"));
+  CHECK(has(x["finding"], "process is to blame"));
+  CHECK(has(x["next"], "stage-bench"));
+  CHECK(find_rule(f, "healthy").is_null());
+  CHECK(find_rule(chunkscope::diagnose(healthy()), "negative_headroom").is_null());
+}
+
+TEST_CASE("diagnosis tail_over_budget: p95 keeps the budget / p99 does not") {
+  json r = healthy();
+  r["headroom"]["p99"] = -100000;
+  const json x = find_rule(chunkscope::diagnose(r), "tail_over_budget");
+  REQUIRE(x.is_object());
+  CHECK(x["evidence"]["headroom_p99_ns"] == -100000.0);
+  CHECK(find_rule(chunkscope::diagnose(healthy()), "tail_over_budget").is_null());
+}
+
+TEST_CASE("diagnosis scheduling_noise: wide p99/p50 spread while the processor is mostly idle") {
+  json r = healthy();
+  set_hist(r["stages"]["process"], 20000, 60000, 40000);
+  set_hist(r["engine_overhead"], 40000, 200000, 1460000);
+  set_hist(r["latency"], 60000, 200000, 1500000);
+  const json x = find_rule(chunkscope::diagnose(r), "scheduling_noise");
+  REQUIRE(x.is_object());
+  CHECK(x["evidence"]["overhead_p99_over_p50"] == doctest::Approx(36.5));
+  CHECK(x["evidence"]["latency_p99_ns"] == 1500000.0);
+  CHECK(x["evidence"]["duty_cycle"].get<double>() == doctest::Approx(20000.0 / r["timing"]["chunk_ns"].get<double>()));
+  CHECK(has(x["finding"], "mostly idle"));
+  CHECK(has(x["finding"], "inferred"));
+  CHECK(has(x["next"], "chrt"));
+  // calibration stages make the tail on purpose
+  json k = r;
+  k["process_parts"]["calibration"] = {{"count", 40}, {"min", 1000000}, {"p50", 1000000}, {"p90", 1000000}, {"p95", 1000000},
+                                       {"p99", 1000000}, {"p99_9", 1000000}, {"max", 1000000}, {"mean", 1000000}};
+  CHECK(find_rule(chunkscope::diagnose(k), "scheduling_noise").is_null());
+  // a tail far below the budget is harmless
+  json q = r;
+  set_hist(q["engine_overhead"], 40000, 100000, 200000);
+  set_hist(q["latency"], 60000, 120000, 240000);
+  CHECK(find_rule(chunkscope::diagnose(q), "scheduling_noise").is_null());
+  // a busy processor (p50 above half of D) is not "idle CPU"
+  json b = r;
+  set_hist(b["stages"]["process"], 3000000, 3500000, 4000000);
+  CHECK(find_rule(chunkscope::diagnose(b), "scheduling_noise").is_null());
+  CHECK(find_rule(chunkscope::diagnose(healthy()), "scheduling_noise").is_null());
+}
+
+TEST_CASE("diagnosis few_chunks_for_p99: too few chunks for a p99 (and for a p99.9)") {
+  fixture::Options o;
+  o.chunks = 50;
+  const json f = chunkscope::diagnose(fixture::make_run_report(o));
+  check_shape(f);
+  const json x = find_rule(f, "few_chunks_for_p99");
+  REQUIRE(x.is_object());
+  CHECK(x["evidence"]["counted"] == 40.0);
+  CHECK(has(x["finding"], "not trustworthy"));
+  CHECK(has(x["next"], "--duration"));
+  CHECK(find_rule(f, "healthy").is_null());
+  o.chunks = 500;
+  const json y = find_rule(chunkscope::diagnose(fixture::make_run_report(o)), "few_chunks_for_p99_9");
+  REQUIRE(y.is_object());
+  CHECK(y["evidence"]["counted"] == 490.0);
+  CHECK(find_rule(chunkscope::diagnose(healthy()), "few_chunks_for_p99").is_null());
+  CHECK(find_rule(chunkscope::diagnose(healthy()), "few_chunks_for_p99_9").is_null());
+}
+
+TEST_CASE("diagnosis deadline_misses: counts / blame / worst chunk and a periodic stall") {
+  fixture::Options o;
+  o.spikes = {100, 200, 300, 400};
+  o.spike_ns = 5e6;
+  const json r = fixture::make_run_report(o);
+  REQUIRE(r["counts"]["misses"] == 4);
+  const json x = find_rule(chunkscope::diagnose(r), "deadline_misses");
+  REQUIRE(x.is_object());
+  CHECK(x["evidence"]["misses"] == 4.0);
+  CHECK(x["evidence"]["blamed_process"] == 4.0);
+  CHECK(x["evidence"]["miss_interval_chunks"] == 100.0);
+  CHECK(has(x["finding"], "every 100 chunks"));
+  // not every stall misses, but all misses sit on the stall's grid
+  json g = r;
+  g["counts"]["miss_list"] = json::array();
+  for (int s : {100, 150, 300, 450}) g["counts"]["miss_list"].push_back({{"seq", s}, {"latency_ns", 5000000}, {"blame", "process"}});
+  const json y = find_rule(chunkscope::diagnose(g), "deadline_misses");
+  REQUIRE(y.is_object());
+  CHECK(y["evidence"]["miss_interval_chunks"] == 50.0);
+  CHECK(has(y["finding"], "grid of 50 chunks"));
+  CHECK(find_rule(chunkscope::diagnose(healthy()), "deadline_misses").is_null());
+}
+
+TEST_CASE("diagnosis drops: the count / the cause and the first dropped chunk") {
+  fixture::Options o;
+  o.drop_seqs = {500, 501, 502};
+  const json r = fixture::make_run_report(o);
+  const json x = find_rule(chunkscope::diagnose(r), "drops");
+  REQUIRE(x.is_object());
+  CHECK(x["evidence"]["drops"] == 3.0);
+  CHECK(x["evidence"]["first_drop_seq"] == 500.0);
+  CHECK(has(x["next"], "--queue-depth 32"));
+  CHECK(find_rule(chunkscope::diagnose(healthy()), "drops").is_null());
+}
+
+TEST_CASE("diagnosis drift / too_slow / graph_fallbacks / xruns / incomplete_run fire on crafted figures only") {
+  json d = healthy();
+  d["cadence"]["drift_ppm"] = 2500.0;
+  const json x = find_rule(chunkscope::diagnose(d), "drift");
+  REQUIRE(x.is_object());
+  CHECK(x["evidence"]["drift_ppm"] == 2500.0);
+  CHECK(x["evidence"]["seconds_per_hour"] == doctest::Approx(9.0));
+
+  fixture::Options o;
+  o.paced = false;
+  json s = fixture::make_run_report(o);
+  CHECK(find_rule(chunkscope::diagnose(s), "too_slow").is_null());
+  s["throughput"]["speed_factor"] = 0.5;
+  const json t = find_rule(chunkscope::diagnose(s), "too_slow");
+  REQUIRE(t.is_object());
+  CHECK(t["evidence"]["speed_factor"] == 0.5);
+
+  json g = cuda_report("graph");
+  CHECK(find_rule(chunkscope::diagnose(g), "graph_fallbacks").is_null());
+  g["backend_counters"]["eager_fallbacks"] = 12;
+  g["backend_counters"]["shape_changes"] = 12;
+  const json gf = find_rule(chunkscope::diagnose(g), "graph_fallbacks");
+  REQUIRE(gf.is_object());
+  CHECK(gf["evidence"]["eager_fallbacks"] == 12.0);
+
+  json m = healthy();
+  m["workload"]["command"] = "monitor";
+  m["device"] = {{"input", "system"}, {"output", "system"}, {"duplex", true}, {"latency_chunks", 2}, {"callbacks", 1000},
+                 {"xruns", 0}, {"underruns", 0}, {"input_overflows", 0}, {"output_underflows", 0}};
+  CHECK(find_rule(chunkscope::diagnose(m), "xruns").is_null());
+  m["device"]["xruns"] = 3;
+  m["device"]["output_underflows"] = 3;
+  const json xr = find_rule(chunkscope::diagnose(m), "xruns");
+  REQUIRE(xr.is_object());
+  CHECK(xr["evidence"]["xruns"] == 3.0);
+  CHECK(has(xr["next"], "--latency-chunks 3"));
+
+  json i = healthy();
+  i["state"] = "interrupted";
+  i["reason"] = "stopped by a signal";
+  const json ir = find_rule(chunkscope::diagnose(i), "incomplete_run");
+  REQUIRE(ir.is_object());
+  CHECK(has(ir["finding"], "interrupted"));
+}
+
+TEST_CASE("diagnosis: robust to missing keys (older / throughput-only / monitor / CPU reports)") {
+  CHECK(chunkscope::diagnose(json::object()).is_array());
+  CHECK(chunkscope::diagnose(json::array()).empty());
+  CHECK(chunkscope::diagnose(json{{"schema", "chunkscope.report/1"}}).is_array());
+  // --speed max: no headroom, null drift and jitter
+  fixture::Options o;
+  o.paced = false;
+  json s = fixture::make_run_report(o);
+  REQUIRE(!s.contains("headroom"));
+  const json fs = chunkscope::diagnose(s);
+  check_shape(fs);
+  CHECK(find_rule(fs, "negative_headroom").is_null());
+  CHECK(find_rule(fs, "healthy").is_null());
+  // an older report: no series, no backend counters, no process_parts, wrong types here and there
+  json old = healthy();
+  old.erase("series");
+  old.erase("backend_counters");
+  old.erase("process_parts");
+  old["counts"]["miss_list"] = "garbage";
+  old["stages"]["process"] = {{"count", 0}};
+  old["cadence"]["drift_ppm"] = nullptr;
+  check_shape(chunkscope::diagnose(old));
+  // a report whose every section is missing but the counts
+  json bare = {{"schema", "chunkscope.report/1"}, {"counts", {{"counted", 5}, {"misses", 1}}}};
+  const json fb = chunkscope::diagnose(bare);
+  check_shape(fb);
+  CHECK(find_rule(fb, "deadline_misses").is_object());
+  // no counted chunks at all
+  json none = healthy();
+  none["counts"]["counted"] = 0;
+  CHECK(find_rule(chunkscope::diagnose(none), "no_counted_chunks").is_object());
+}
+
+TEST_CASE("diagnosis: the rerun command repeats the workload with the change asked for") {
+  json r = healthy();
+  r["workload"]["chain"] = "lp:8000:4 | peak:1000:q=1:gain=3";
+  r["workload"]["media_seconds"] = 10.24;
+  CHECK(chunkscope::rerun_command(r) ==
+        "chunkscope synth --signal noise --duration 10.24s --chain 'lp:8000:4 | peak:1000:q=1:gain=3'");
+  json f = healthy();
+  f["workload"]["command"] = "replay";
+  f["workload"]["source"] = "file it's here.wav";
+  f["workload"]["dtype"] = "f64";
+  f["workload"]["chunk_frames"] = 64;
+  CHECK(chunkscope::rerun_command(f) == "chunkscope replay 'it'\\''s here.wav' --chain 'hp:80:4 | lp:12000:8' --chunk 64 --dtype f64");
+}
+
+TEST_CASE("print_diagnosis: a header line / each finding with its evidence and next experiment") {
+  json r = healthy();
+  r["headroom"]["p99"] = -100000;
+  std::ostringstream os;
+  chunkscope::print_diagnosis(os, chunkscope::diagnose(r));
+  const std::string s = os.str();
+  CHECK(s.rfind("diagnosis\n", 0) == 0);
+  CHECK(has(s, "tail_over_budget"));
+  CHECK(has(s, "evidence: "));
+  CHECK(has(s, "headroom_p99_ns -100.0 µs"));
+  CHECK(has(s, "next: "));
+  std::ostringstream e;
+  chunkscope::print_diagnosis(e, json::array());
+  CHECK(has(e.str(), "no rule fired"));
+}

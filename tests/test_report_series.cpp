@@ -134,7 +134,7 @@ TEST_CASE("signature, input and checksums describe the run well enough to recomp
   CHECK(matched_out == K);
 }
 
-TEST_CASE("checksums: without a chain the output equals the input; a file input is described by its path") {
+TEST_CASE("checksums: without a chain the output equals the input, and a file input is described by its path") {
   testutil::TempDir td;
   const std::string mix = testutil::source_dir() + "/audio/mix_stereo_48k.flac";
   const auto r = testutil::run_cli({"replay", mix, "--chunk", "4096", "--speed", "max", "--json", td.file("r.json"), "--quiet"});
