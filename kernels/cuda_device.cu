@@ -1,3 +1,4 @@
+// Device probing for the CUDA build: is there a usable GPU, and which.
 #include <cuda_runtime.h>
 
 #include <string>
@@ -6,6 +7,10 @@
 
 namespace chunkscope {
 
+// RT safe.
+bool cuda_built() noexcept { return true; }
+
+// Not RT safe: initialises the CUDA runtime and allocates strings.
 GpuInfo probe_gpu() {
   GpuInfo g;
   int n = 0;
@@ -16,13 +21,14 @@ GpuInfo probe_gpu() {
     return g;
   }
   if (n == 0) {
-    g.reason = "no CUDA device found";
+    g.reason = "no CUDA device found (cudaGetDeviceCount reports 0 devices)";
     return g;
   }
   cudaDeviceProp p{};
   e = cudaGetDeviceProperties(&p, 0);
   if (e != cudaSuccess) {
     g.reason = std::string("cannot read CUDA device 0: ") + cudaGetErrorString(e);
+    cudaGetLastError();
     return g;
   }
   int drv = 0, rt = 0;
