@@ -99,6 +99,8 @@ class CudaBackend final : public Backend {
   Status capture_into(CudaGraphRunner& runner, int frames) noexcept;
   // Stores "what: CUDA error text" for last_error() and returns `s`. RT safe.
   Status fail(Status s, const char* what, cudaError_t e) noexcept;
+  /// fail() for an error in the middle of a chunk: drains the stream first. RT safe (error path).
+  Status fail_chunk(const char* what, cudaError_t e) noexcept;
   void set_error(const char* a, const char* b = nullptr, const char* c = nullptr, const char* d = nullptr) noexcept;
   // Frees everything prepare allocated. Not RT safe.
   void release() noexcept;
@@ -149,7 +151,17 @@ void CudaBackend::set_error(const char* a, const char* b, const char* c, const c
 
 Status CudaBackend::fail(Status s, const char* what, cudaError_t e) noexcept {
   set_error(what, cudaGetErrorName(e), cudaGetErrorString(e));
+  // Clear the runtime's sticky per-thread error so that a later, unrelated launch check
+  // (cudaGetLastError after a kernel) does not report this failure again.
+  (void)cudaGetLastError();
   return s;
+}
+
+Status CudaBackend::fail_chunk(const char* what, cudaError_t e) noexcept {
+  // Work already queued for this chunk may still use the pinned staging and the events:
+  // let it finish before the next chunk reuses them.
+  if (stream_) (void)cudaStreamSynchronize(stream_);
+  return fail(Status::device_error, what, e);
 }
 
 // ---------------------------------------------------------------- prepare / release
@@ -193,10 +205,8 @@ Status CudaBackend::prepare(const ProcessSpec& spec, const Plan& plan) {
       st.sections = static_cast<int>(ps.sections.size());
       st.coef_offset = coef64.size();
       st.state_offset = state_len;
-      for (const auto& s : ps.sections) {
-        const double c[5] = {s[0], s[1], s[2], s[4], s[5]};  // normalised: a0 == 1
-        coef64.insert(coef64.end(), c, c + 5);
-      }
+      const std::vector<double> c = step_coefficients(ps);
+      coef64.insert(coef64.end(), c.begin(), c.end());
       state_len += 2u * ps.sections.size() * static_cast<std::size_t>(spec.channels);
       ++cascade_steps_;
     } else {
@@ -415,16 +425,16 @@ Status CudaBackend::process(AudioView io, ProcessStats* stats) noexcept {
       NvtxRange r("stage in");
       std::memcpy(h_stage_, io.data, bytes);
     }
-    const std::int64_t t0 = now_ns();
     cudaError_t e = ensure_device();
     if (e != cudaSuccess) return fail(Status::device_error, "cudaSetDevice(0)", e);
+    const std::int64_t t0 = now_ns();  // after the one-time per-thread setup above
     const cudaEvent_t* ev = nullptr;
     switch (route) {
       case cuda_plan::Route::eager:
       case cuda_plan::Route::eager_fallback: {
         ev = opt_.gpu_timing ? ev_eager_ : nullptr;
         const char* what = "enqueue";
-        if ((e = enqueue_chunk(frames, ev, false, &what)) != cudaSuccess) return fail(Status::device_error, what, e);
+        if ((e = enqueue_chunk(frames, ev, false, &what)) != cudaSuccess) return fail_chunk(what, e);
         counters_.kernel_launches += cascade_steps_;
         if (route == cuda_plan::Route::eager_fallback) ++counters_.eager_fallbacks;
         break;
@@ -441,13 +451,12 @@ Status CudaBackend::process(AudioView io, ProcessStats* stats) noexcept {
         NvtxRange r("graph launch");
         ev = opt_.gpu_timing ? ev_graph_ : nullptr;
         CudaGraphRunner& g = frames == main_graph_.frames() ? main_graph_ : alt_graph_;
-        if ((e = g.launch(stream_)) != cudaSuccess) return fail(Status::device_error, "cudaGraphLaunch", e);
+        if ((e = g.launch(stream_)) != cudaSuccess) return fail_chunk("cudaGraphLaunch", e);
         ++counters_.graph_launches;
         break;
       }
     }
     local.launches = cuda_plan::launches_for(route, cascade_steps_, frames);
-    local.dispatches = cascade_steps_;
     const std::int64_t t1 = now_ns();
     {
       NvtxRange r("sync");
@@ -469,6 +478,8 @@ Status CudaBackend::process(AudioView io, ProcessStats* stats) noexcept {
     local.sync_ns = t2 - t1;
   }
 
+  local.dispatches = cascade_steps_;  // as on the CPU: every call counts its cascade passes
+
   // Calibration steps run on the host after the chunk's GPU work, in plan order.
   for (const auto& st : steps_) {
     if (st.kind == 0 || chunk_index_ % st.every != 0) continue;
@@ -489,7 +500,9 @@ Status CudaBackend::process(AudioView io, ProcessStats* stats) noexcept {
 
 void CudaBackend::reset() noexcept {
   if (!prepared_) return;
-  cudaError_t e = ensure_device();
+  // The caller's thread (not the processor thread) may reset: bind the device here without
+  // taking over the processor thread's binding.
+  cudaError_t e = cudaSetDevice(0);
   if (e == cudaSuccess)
     e = cudaMemsetAsync(d_state_, 0, std::max<std::size_t>(1, state_len_) * dtype_size(spec_.dtype), stream_);
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream_);

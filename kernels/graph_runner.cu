@@ -31,10 +31,10 @@ cudaError_t CudaGraphRunner::capture(cudaStream_t stream, int frames, EnqueueFn 
     return e != cudaSuccess ? e : cudaErrorStreamCaptureInvalidated;
   }
   cudaGraphExec_t x = nullptr;
-  e = cudaGraphInstantiate(&x, g, 0);
+  e = cudaGraphInstantiateWithFlags(&x, g, 0);  // available from CUDA 11.4 to 13
   if (e != cudaSuccess) {
     cudaGraphDestroy(g);
-    if (what) *what = "cudaGraphInstantiate";
+    if (what) *what = "cudaGraphInstantiateWithFlags";
     return e;
   }
   // Uploading now moves the graph's one-time setup out of the first replay.

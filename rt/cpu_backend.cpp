@@ -62,12 +62,9 @@ Status CpuBackend::prepare(const ProcessSpec& spec, const Plan& plan) {
       st.sections = static_cast<int>(ps.sections.size());
       st.coef_offset = coef64_.size();
       st.state_offset = state_len;
-      for (const auto& s : ps.sections) {
-        const double c[5] = {s[0], s[1], s[2], s[4], s[5]};  // normalised: a0 == 1
-        for (double v : c) {
-          coef64_.push_back(v);
-          coef32_.push_back(static_cast<float>(v));
-        }
+      for (double v : step_coefficients(ps)) {
+        coef64_.push_back(v);
+        coef32_.push_back(static_cast<float>(v));
       }
       state_len += 2u * ps.sections.size() * static_cast<std::size_t>(spec.channels);
     } else {

@@ -24,6 +24,13 @@ std::size_t Plan::max_step_sections() const {
   return n;
 }
 
+std::vector<double> step_coefficients(const PlanStep& step) {
+  std::vector<double> c;
+  c.reserve(5 * step.sections.size());
+  for (const auto& s : step.sections) c.insert(c.end(), {s[0], s[1], s[2], s[4], s[5]});  // normalised: a0 == 1
+  return c;
+}
+
 std::size_t Plan::host_steps() const { return steps.size() - dispatches(); }
 
 namespace {

@@ -38,6 +38,10 @@ struct Plan {
   std::size_t host_steps() const;
 };
 
+/// A cascade step's sections as five coefficients each, {b0, b1, b2, a1, a2} (a0 = 1): the
+/// layout the CPU and CUDA backends both run.
+std::vector<double> step_coefficients(const PlanStep& step);
+
 /// Parses and designs `spec` at `rate` and plans it. Throws InputError.
 Plan plan_chain(const std::string& spec, double rate, bool fuse = true);
 

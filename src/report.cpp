@@ -27,18 +27,6 @@ namespace {
 constexpr double kPcts[] = {50, 90, 95, 99, 99.9};
 const char* kPctKeys[] = {"p50", "p90", "p95", "p99", "p99_9"};
 
-json hist_json(const stats::LogHistogram& h) {
-  json j;
-  j["count"] = h.count();
-  if (h.count() == 0) return j;
-  j["min"] = h.min();
-  for (int i = 0; i < 5; ++i) j[kPctKeys[i]] = h.value_at_percentile(kPcts[i]);
-  j["max"] = h.max();
-  j["mean"] = h.mean();
-  return j;
-}
-
-
 }  // namespace
 
 json build_report(const Workload& w, const Plan& plan, const Environment& env, const RunStats& st,
@@ -111,15 +99,15 @@ json build_report(const Workload& w, const Plan& plan, const Environment& env, c
   r["counts"] = counts;
 
   json stages;
-  for (int i = 0; i < kStageCount; ++i) stages[stage_key(static_cast<Stage>(i))] = hist_json(st.stage[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < kStageCount; ++i) stages[stage_key(static_cast<Stage>(i))] = histogram_json(st.stage[static_cast<std::size_t>(i)]);
   r["stages"] = stages;
   json parts = json::object();
   for (int i = 0; i < kPartCount; ++i)
     if (st.part[static_cast<std::size_t>(i)].count() > 0)
-      parts[part_key(static_cast<Part>(i))] = hist_json(st.part[static_cast<std::size_t>(i)]);
+      parts[part_key(static_cast<Part>(i))] = histogram_json(st.part[static_cast<std::size_t>(i)]);
   r["process_parts"] = parts;
-  r["latency"] = hist_json(st.latency);
-  r["engine_overhead"] = hist_json(st.overhead);
+  r["latency"] = histogram_json(st.latency);
+  r["engine_overhead"] = histogram_json(st.overhead);
   r["dispatches_per_chunk"] = st.chunks ? static_cast<double>(st.dispatches) / static_cast<double>(st.chunks) : 0.0;
   r["launches_per_chunk"] = st.chunks ? static_cast<double>(st.launches) / static_cast<double>(st.chunks) : 0.0;
 
@@ -174,7 +162,7 @@ json build_report(const Workload& w, const Plan& plan, const Environment& env, c
   r["verdict"] = verdict;
 
   json cad;
-  cad["period"] = hist_json(st.period);
+  cad["period"] = histogram_json(st.period);
   cad["jitter_p95_ns"] = !cfg.paced ? json(nullptr) : json(st.jitter.count() ? st.jitter.value_at_percentile(95) : 0);
   // without a schedule there is no clock to drift from
   cad["drift_ppm"] = cfg.paced ? json(st.drift_ppm()) : json(nullptr);
@@ -193,7 +181,7 @@ json build_report(const Workload& w, const Plan& plan, const Environment& env, c
                      {"speed_factor", wall > 0 ? media / wall : 0.0},
                      {"chunks_per_second", wall > 0 ? static_cast<double>(st.chunks + st.warmup_chunks) / wall : 0.0}};
   r["queues"] = {{"depth", w.queue_depth}, {"in_high_water", er.q_in_high_water}, {"out_high_water", er.q_out_high_water}};
-  r["warmup"] = hist_json(st.warmup_latency);
+  r["warmup"] = histogram_json(st.warmup_latency);
   r["backend_counters"] = {{"chunks", w.counters.chunks},
                            {"kernel_launches", w.counters.kernel_launches},
                            {"graph_launches", w.counters.graph_launches},
@@ -216,6 +204,17 @@ json build_report(const Workload& w, const Plan& plan, const Environment& env, c
   }
   r["diagnosis"] = diagnose(r);
   return r;
+}
+
+json histogram_json(const stats::LogHistogram& h) {
+  json j;
+  j["count"] = h.count();
+  if (h.count() == 0) return j;
+  j["min"] = h.min();
+  for (int i = 0; i < 5; ++i) j[kPctKeys[i]] = h.value_at_percentile(kPcts[i]);
+  j["max"] = h.max();
+  j["mean"] = h.mean();
+  return j;
 }
 
 std::string hex64(std::uint64_t v) { return fmt::format("{:016x}", v); }

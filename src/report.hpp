@@ -51,6 +51,9 @@ nlohmann::json build_report(const Workload& w, const Plan& plan, const Environme
 /// The per-chunk series as columns (schema in docs/profiler.md, "series").
 nlohmann::json series_json(const RunStats& st);
 
+/// A histogram as the report writes it: count, then min, p50, p90, p95, p99, p99_9, max, mean.
+nlohmann::json histogram_json(const stats::LogHistogram& h);
+
 /// Hex text of a 64-bit checksum (16 lower-case digits).
 std::string hex64(std::uint64_t v);
 

@@ -34,8 +34,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double kPcts[] = {50, 90, 95, 99, 99.9};
-const char* const kPctKeys[] = {"p50", "p90", "p95", "p99", "p99_9"};
 
 // The parts of a process() call a backend reports, as the run report names them.
 constexpr int kParts = 6;
@@ -50,17 +48,6 @@ const char* const kPipelineOnly[] = {"source", "queue_in", "queue_out", "sink", 
 // Caps on the input kept in memory for the timed calls (chunks cycle through it).
 constexpr std::size_t kPoolMaxChunks = 256;
 constexpr std::size_t kPoolMaxBytes = std::size_t{32} << 20;
-
-json hist_json(const stats::LogHistogram& h) {
-  json j;
-  j["count"] = h.count();
-  if (h.count() == 0) return j;
-  j["min"] = h.min();
-  for (int i = 0; i < 5; ++i) j[kPctKeys[i]] = h.value_at_percentile(kPcts[i]);
-  j["max"] = h.max();
-  j["mean"] = h.mean();
-  return j;
-}
 
 std::string hex16(std::uint64_t v) { return fmt::format("{:016x}", v); }
 
@@ -509,10 +496,10 @@ int run_stage_bench(const StageBenchOptions& o) {
                                      describe(fail), *backend->last_error() ? ": " : "", backend->last_error()));
 
   // ---- compare with the run
-  const json iso_j = hist_json(iso);
+  const json iso_j = histogram_json(iso);
   json iso_parts = json::object();
   for (int p = 0; p < kParts; ++p)
-    if (parts[static_cast<std::size_t>(p)].count() > 0) iso_parts[kPartNames[p]] = hist_json(parts[static_cast<std::size_t>(p)]);
+    if (parts[static_cast<std::size_t>(p)].count() > 0) iso_parts[kPartNames[p]] = histogram_json(parts[static_cast<std::size_t>(p)]);
   const json empty_hist = json{{"count", 0}};
   const json& stages = report.contains("stages") && report["stages"].is_object() ? report["stages"] : empty_hist;
   const json pipe_j = stages.contains("process") && stages["process"].is_object() ? stages["process"] : empty_hist;

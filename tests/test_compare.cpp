@@ -16,11 +16,6 @@ using nlohmann::json;
 using namespace chunkscope;
 
 namespace {
-json load_json(const std::string& p) {
-  std::ifstream in(p);
-  REQUIRE(in.good());
-  return json::parse(in);
-}
 const json* variant(const json& c, const std::string& name) {
   for (const auto& v : c["variants"])
     if (v["name"] == name) return &v;
@@ -55,7 +50,7 @@ TEST_CASE("compare: every variant sees the same input, rounds pool, and the base
                                     "cpu:fused,cpu:unfused,cuda:graph", "--rounds", std::to_string(rounds), "--json",
                                     td.file("c.json")});
   REQUIRE(r.rc == 0);
-  const json c = load_json(td.file("c.json"));
+  const json c = testutil::load_json(td.file("c.json"));
   CHECK(c["schema"] == "chunkscope.compare/1");
   CHECK(c["baseline"] == "cpu:fused");
   CHECK(c["rounds_completed"] == rounds);

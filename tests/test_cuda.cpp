@@ -236,6 +236,11 @@ TEST_CASE_TEMPLATE("cuda: eager and graph equal the CPU backend over 100 chunks 
   check_against_cpu<T>(p40, 64, 1, 100);
   check_against_cpu<T>(p40, 1000, 3, 100);
   check_against_cpu<T>(p10, 128, 2, 100);
+  // shapes where blocks and pipeline windows do not divide the chunk, a second pass of a
+  // single lane (33 sections), and chunks of one frame
+  check_against_cpu<T>(p40, 257, 2, 20);
+  check_against_cpu<T>(plan_chain(peaks(33), 48000), 100, 64, 10);
+  check_against_cpu<T>(p6, 1, 1, 50);
 }
 
 TEST_CASE("cuda: launches per chunk - fused chains of 2, 5, 10, 20 filters launch once, unfused once per filter") {

@@ -21,11 +21,6 @@ using testutil::run_cli;
 namespace fs = std::filesystem;
 
 namespace {
-json load_json(const std::string& p) {
-  std::ifstream in(p);
-  REQUIRE(in.good());
-  return json::parse(in);
-}
 bool has(const std::string& s, const std::string& p) { return s.find(p) != std::string::npos; }
 const std::string kMix = testutil::source_dir() + "/audio/mix_stereo_48k.flac";
 }  // namespace
@@ -35,7 +30,7 @@ TEST_CASE("spin:500us: processing p50 lies between 500 and 600 us") {
   const auto r = run_cli({"synth", "--signal", "noise", "--duration", "1.5s", "--chunk", "256", "--speed", "2", "--chain",
                           "lp:5000 | spin:500us", "--json", td.file("r.json"), "--quiet"});
   REQUIRE(r.rc == 0);
-  const auto j = load_json(td.file("r.json"));
+  const auto j = testutil::load_json(td.file("r.json"));
   const double p50 = j["stages"]["process"]["p50"].get<double>();
   CHECK(p50 >= 500e3);
   CHECK(p50 <= 600e3);
@@ -51,7 +46,7 @@ TEST_CASE("spin longer than D: every counted chunk misses and processing takes t
   const auto r = run_cli({"synth", "--duration", "0.6s", "--chunk", "64", "--chain", "spin:2ms", "--json",
                           td.file("r.json"), "--quiet", "--fail-on-miss"});
   CHECK(r.rc == 1);  // --fail-on-miss
-  const auto j = load_json(td.file("r.json"));
+  const auto j = testutil::load_json(td.file("r.json"));
   const auto counted = j["counts"]["counted"].get<std::uint64_t>();
   REQUIRE(counted > 20);
   CHECK(j["counts"]["misses"].get<std::uint64_t>() == counted);
@@ -71,7 +66,7 @@ TEST_CASE("spin:8ms:every=20 at D = 5.33 ms: one chunk in 20 misses, the next sh
   const auto r = run_cli({"synth", "--duration", "2.2s", "--chunk", "256", "--chain", "spin:8ms:every=20", "--warmup",
                           "0", "--json", td.file("r.json"), "--trace", td.file("t.json"), "--quiet"});
   REQUIRE(r.rc == 0);
-  const auto j = load_json(td.file("r.json"));
+  const auto j = testutil::load_json(td.file("r.json"));
   const auto counted = j["counts"]["counted"].get<std::uint64_t>();
   const auto misses = j["counts"]["misses"].get<std::uint64_t>();
   REQUIRE(counted > 300);
@@ -80,7 +75,7 @@ TEST_CASE("spin:8ms:every=20 at D = 5.33 ms: one chunk in 20 misses, the next sh
   CHECK(static_cast<double>(misses) <= 1.5 * expected + 3);  // room for a loaded machine
   CHECK(j["counts"]["drops"] == 0);
   // coordinated omission is not hidden: the chunk after each slow one waited for it
-  const auto t = load_json(td.file("t.json"));
+  const auto t = testutil::load_json(td.file("t.json"));
   std::map<std::uint64_t, double> latency_us;
   for (const auto& e : t["traceEvents"])
     if (e["ph"] == "X" && e["cat"] == "process") latency_us[e["args"]["seq"]] = e["args"]["latency_us"];
@@ -110,7 +105,7 @@ TEST_CASE("--speed max over a 60 s file: 60 s of media, the same output as proce
   const auto r = run_cli({"replay", td.file("in.wav"), "--speed", "max", "--chain", chain, "--chunk", "700", "--output",
                           td.file("engine.wav"), "--json", td.file("r.json"), "--quiet"});
   REQUIRE(r.rc == 0);
-  const auto j = load_json(td.file("r.json"));
+  const auto j = testutil::load_json(td.file("r.json"));
   CHECK(j["throughput"]["media_seconds"].get<double>() == doctest::Approx(60.0).epsilon(1e-9));
   CHECK(j["counts"]["frames_emitted"] == 60 * rate);
   CHECK(j["counts"]["drops"] == 0);
@@ -144,7 +139,7 @@ TEST_CASE("report files: JSON schema, hgrm per stage, Chrome trace with X, C and
   REQUIRE(r.rc == 0);
   CHECK(has(r.out, "headline"));
   CHECK(has(r.out, "environment"));
-  const auto j = load_json(dir + "/report.json");
+  const auto j = testutil::load_json(dir + "/report.json");
   CHECK(j["schema"] == "chunkscope.report/1");
   CHECK(j["state"] == "complete");
   for (const char* k : {"workload", "environment", "method", "timing", "counts", "stages", "latency", "verdict", "cadence",
@@ -156,7 +151,7 @@ TEST_CASE("report files: JSON schema, hgrm per stage, Chrome trace with X, C and
     CHECK(has(text, "Percentile"));
     CHECK(has(text, "#[Max"));
   }
-  const auto t = load_json(dir + "/trace.json");
+  const auto t = testutil::load_json(dir + "/trace.json");
   std::map<std::string, int> ph;
   for (const auto& e : t["traceEvents"]) ph[e["ph"].get<std::string>()]++;
   CHECK(ph.size() == 3);
@@ -213,7 +208,7 @@ TEST_CASE("a file that ends mid-read: report what was streamed, marked incomplet
   CHECK(r.rc == 3);
   CHECK(has(r.err, "ended after"));
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  const auto j = load_json(td.file("r.json"));
+  const auto j = testutil::load_json(td.file("r.json"));
   CHECK(j["state"] == "incomplete");
   CHECK(j["complete"] == false);
   CHECK(j["counts"]["frames_emitted"].get<int>() > 0);
@@ -224,13 +219,15 @@ TEST_CASE("a file that ends mid-read: report what was streamed, marked incomplet
 TEST_CASE("SIGINT during a replay stops cleanly and still writes the report, marked interrupted") {
   testutil::TempDir td;
   const std::string json_path = td.file("r.json");
+  const std::string out_path = td.file("o.wav");
+  const std::string bin = testutil::bin_path();
   const pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
     const int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
-    execl(CHUNKSCOPE_BIN, CHUNKSCOPE_BIN, "replay", kMix.c_str(), "--json", json_path.c_str(), "--output",
-          td.file("o.wav").c_str(), static_cast<char*>(nullptr));
+    execl(bin.c_str(), bin.c_str(), "replay", kMix.c_str(), "--json", json_path.c_str(), "--output", out_path.c_str(),
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   // wait until it streams (the 10 s file takes 10 s), then interrupt
@@ -240,7 +237,7 @@ TEST_CASE("SIGINT during a replay stops cleanly and still writes the report, mar
   waitpid(pid, &st, 0);
   REQUIRE(WIFEXITED(st));
   CHECK(WEXITSTATUS(st) == 0);
-  const auto j = load_json(json_path);
+  const auto j = testutil::load_json(json_path);
   CHECK(j["state"] == "interrupted");
   CHECK(j["counts"]["emitted"].get<int>() > 0);
   CHECK(j["counts"]["emitted"].get<int>() < 1875);

@@ -23,11 +23,6 @@ namespace {
 
 bool have_jackd() { return std::system("command -v jackd >/dev/null 2>&1") == 0; }
 
-json load_json(const std::string& p) {
-  std::ifstream in(p);
-  REQUIRE(in.good());
-  return json::parse(in);
-}
 
 // A jackd with the dummy driver at 48 kHz, 256-frame periods, under a unique name.
 class JackServer {
@@ -125,7 +120,7 @@ TEST_CASE("monitor, empty chain, 3 s full duplex: chunk count, 5.333 ms cadence,
   testutil::TempDir td;
   const auto r = run_cli({"monitor", "--duration", "3s", "--chunk", "256", "--json", td.file("m.json"), "--live"});
   REQUIRE(r.rc == 0);
-  const auto j = load_json(td.file("m.json"));
+  const auto j = testutil::load_json(td.file("m.json"));
   CHECK(j["state"] == "complete");
   const double callbacks = j["device"]["callbacks"].get<double>();
   const double expected = 3.0 / (256.0 / 48000.0);  // 562.5
@@ -157,7 +152,7 @@ TEST_CASE("monitor with a spin longer than the period: underruns and misses, bla
   const auto r = run_cli({"monitor", "--duration", "2s", "--chain", "spin:8ms", "--json", td.file("m.json"), "--quiet",
                           "--fail-on-miss"});
   CHECK(r.rc == 1);
-  const auto j = load_json(td.file("m.json"));
+  const auto j = testutil::load_json(td.file("m.json"));
   CHECK(j["device"]["underruns"].get<int>() > 50);
   const auto misses = j["counts"]["misses"].get<int>();
   CHECK(misses > 20);
@@ -173,7 +168,7 @@ TEST_CASE("input-only monitor: no output device, budget D - margin") {
   const auto r = run_cli({"monitor", "--output", "none", "--duration", "1s", "--chain", "hp:80:4", "--json",
                           td.file("m.json"), "--quiet"});
   REQUIRE(r.rc == 0);
-  const auto j = load_json(td.file("m.json"));
+  const auto j = testutil::load_json(td.file("m.json"));
   CHECK(j["device"]["duplex"] == false);
   CHECK(j["timing"]["budget_ns"].get<double>() == doctest::Approx(5333333 * 0.8).epsilon(1e-3));
   CHECK(j["counts"]["emitted"].get<int>() > 150);
@@ -193,7 +188,7 @@ TEST_CASE("killing the server mid-run: exit 3, one line, a partial report marked
   CHECK(r.rc == 3);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   CHECK(r.err.find("stopped") != std::string::npos);
-  const auto j = load_json(td.file("m.json"));
+  const auto j = testutil::load_json(td.file("m.json"));
   CHECK(j["state"] == "incomplete");
   CHECK(j["counts"]["emitted"].get<int>() > 0);  // what streamed before the server died
 }

@@ -20,11 +20,6 @@ using nlohmann::json;
 using namespace chunkscope;
 
 namespace {
-json load_json(const std::string& p) {
-  std::ifstream in(p);
-  REQUIRE(in.good());
-  return json::parse(in);
-}
 const char* kChain = "lp:8000:4 | peak:1000:q=0.7:gain=6";
 }  // namespace
 
@@ -33,7 +28,7 @@ TEST_CASE("series: one point per emitted chunk, columns consistent with each oth
   const auto r = testutil::run_cli({"synth", "--signal", "noise", "--duration", "0.5s", "--chunk", "256", "--speed", "4",
                                     "--chain", kChain, "--json", td.file("r.json"), "--quiet"});
   REQUIRE(r.rc == 0);
-  const json j = load_json(td.file("r.json"));
+  const json j = testutil::load_json(td.file("r.json"));
   const json& s = j["series"];
   const auto n = s["count"].get<std::size_t>();
   CHECK(n == j["counts"]["emitted"].get<std::size_t>());
@@ -73,7 +68,7 @@ TEST_CASE("series: --series-limit keeps the first N points and says how many it 
   const auto r = testutil::run_cli({"synth", "--signal", "sine:440", "--duration", "0.2s", "--chunk", "128", "--speed",
                                     "max", "--series-limit", "7", "--json", td.file("r.json"), "--quiet"});
   REQUIRE(r.rc == 0);
-  const json j = load_json(td.file("r.json"));
+  const json j = testutil::load_json(td.file("r.json"));
   CHECK(j["series"]["count"].get<int>() == 7);
   CHECK(j["series"]["truncated"].get<bool>());
   CHECK(j["series"]["not_kept"].get<std::uint64_t>() + 7 == j["counts"]["emitted"].get<std::uint64_t>());
@@ -92,7 +87,7 @@ TEST_CASE("signature, input and checksums describe the run well enough to recomp
   const auto r = testutil::run_cli({"synth", "--signal", "noise", "--duration", "0.5s", "--chunk", "256", "--speed", "max",
                                     "--chain", kChain, "--json", td.file("r.json"), "--quiet"});
   REQUIRE(r.rc == 0);
-  const json j = load_json(td.file("r.json"));
+  const json j = testutil::load_json(td.file("r.json"));
   const json& sig = j["workload"]["signature"];
   const Plan plan = plan_chain(kChain, rate, true);
   CHECK(sig["frames"] == chunk);
@@ -139,7 +134,7 @@ TEST_CASE("checksums: without a chain the output equals the input, and a file in
   const std::string mix = testutil::source_dir() + "/audio/mix_stereo_48k.flac";
   const auto r = testutil::run_cli({"replay", mix, "--chunk", "4096", "--speed", "max", "--json", td.file("r.json"), "--quiet"});
   REQUIRE(r.rc == 0);
-  const json j = load_json(td.file("r.json"));
+  const json j = testutil::load_json(td.file("r.json"));
   CHECK(j["workload"]["input"]["kind"] == "file");
   CHECK(j["workload"]["input"]["path"] == mix);
   const auto K = j["checksums"]["chunks"].get<std::size_t>();
@@ -154,7 +149,7 @@ TEST_CASE("checksums stop at the first dropped chunk") {
   const auto r = testutil::run_cli({"synth", "--signal", "noise", "--duration", "0.3s", "--chunk", "64", "--queue-depth",
                                     "1", "--chain", "spin:3ms", "--json", td.file("r.json"), "--quiet"});
   REQUIRE(r.rc == 0);
-  const json j = load_json(td.file("r.json"));
+  const json j = testutil::load_json(td.file("r.json"));
   REQUIRE(j["counts"]["drops"].get<std::uint64_t>() > 0);
   const auto first_drop = j["counts"]["drop_seqs"][0].get<std::size_t>();
   CHECK(j["checksums"]["chunks"].get<std::size_t>() == std::min<std::size_t>(64, first_drop));

@@ -1,6 +1,7 @@
 #include "tests/test_util.hpp"
 
 #include <array>
+#include <doctest/doctest.h>
 #include <fstream>
 #include <random>
 #include <sndfile.h>
@@ -31,9 +32,15 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+nlohmann::json load_json(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+  return nlohmann::json::parse(in);
+}
+
 RunResult run_cli(const std::vector<std::string>& args) {
   TempDir td;
-  std::string cmd = quote(CHUNKSCOPE_BIN);
+  std::string cmd = quote(bin_path());
   std::size_t first = 0;
   if (!args.empty() && args[0] == "timeout-guard") {
     cmd = "timeout 30 " + cmd;  // exit 124 if it hangs
@@ -91,6 +98,35 @@ std::vector<double> read_all(const std::string& path, int* channels, int* rate) 
   return v;
 }
 
-std::string source_dir() { return CHUNKSCOPE_SOURCE_DIR; }
+// The binaries can be moved together (a prebuilt set carried to a GPU machine, see
+// tests/gpu/check.sh): the paths compiled in are tried first, then the layout of a build
+// folder around this test program and the working folder.
+std::string bin_path() {
+  static const std::string path = [] {
+    std::error_code ec;
+    if (std::filesystem::exists(CHUNKSCOPE_BIN, ec)) return std::string(CHUNKSCOPE_BIN);
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    for (auto dir = self.parent_path(); !ec && !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
+      if (std::filesystem::exists(dir / "chunkscope", ec) && !std::filesystem::is_directory(dir / "chunkscope", ec))
+        return (dir / "chunkscope").string();
+    return std::string(CHUNKSCOPE_BIN);
+  }();
+  return path;
+}
+
+std::string source_dir() {
+  static const std::string path = [] {
+    std::error_code ec;
+    const auto marker = std::filesystem::path("audio") / "mix_stereo_48k.flac";
+    if (std::filesystem::exists(std::filesystem::path(CHUNKSCOPE_SOURCE_DIR) / marker, ec))
+      return std::string(CHUNKSCOPE_SOURCE_DIR);
+    for (auto dir = std::filesystem::current_path(ec); !ec && !dir.empty(); dir = dir.parent_path()) {
+      if (std::filesystem::exists(dir / marker, ec)) return dir.string();
+      if (dir == dir.root_path()) break;
+    }
+    return std::string(CHUNKSCOPE_SOURCE_DIR);
+  }();
+  return path;
+}
 
 }  // namespace testutil

@@ -2,6 +2,7 @@
 // Test helpers: run the chunkscope binary, make temporary folders, write audio files.
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,11 @@ void write_wav(const std::string& path, const std::vector<float>& interleaved, i
 /// Reads a whole file as interleaved doubles.
 std::vector<double> read_all(const std::string& path, int* channels = nullptr, int* rate = nullptr);
 
+/// The repository root (where audio/ is) and the chunkscope binary under test.
 std::string source_dir();
+std::string bin_path();
+/// Parses a JSON file (a failed REQUIRE when it cannot be read).
+nlohmann::json load_json(const std::string& path);
 std::string slurp(const std::string& path);
 
 }  // namespace testutil

@@ -12,9 +12,13 @@
 #
 # Usage: tests/gpu/check.sh OUT_DIR [BUILD_DIR]
 #   OUT_DIR    where logs, test output and compare JSON go (created)
-#   BUILD_DIR  build folder (default: build-gpu-check in the source tree)
+#   BUILD_DIR  build folder (default: gpu-pack/ when it holds prebuilt binaries, made by
+#              tests/gpu/pack.sh on a build machine; else build-gpu-check in the source tree)
+# A GPU machine without the project's Debian libraries cannot build: make the pack on a
+# build machine (tests/gpu/pack.sh) and carry gpu-pack/ with the tree.
 # Environment: JOBS (build parallelism, default: all cores), CUDA_ARCHS (default: the
-# project's 90-real;90-virtual).
+# project's 90-real;90-virtual), DEADLINE (seconds; steps that would start later are
+# skipped and counted as failed, default 280).
 set -u
 
 if [ $# -lt 1 ]; then
@@ -23,7 +27,17 @@ if [ $# -lt 1 ]; then
 fi
 OUT=$1
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD=${2:-$ROOT/build-gpu-check}
+PACKED=0
+if [ $# -ge 2 ]; then
+  BUILD=$2
+elif [ -x "$ROOT/gpu-pack/chunkscope" ] && [ -x "$ROOT/gpu-pack/tests/chunkscope_tests" ]; then
+  BUILD=$ROOT/gpu-pack
+  PACKED=1
+  export LD_LIBRARY_PATH="$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+else
+  BUILD=$ROOT/build-gpu-check
+fi
+DEADLINE=${DEADLINE:-280}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 16)}
 mkdir -p "$OUT" || { echo "check.sh: cannot create $OUT" >&2; exit 2; }
 OUT=$(cd "$OUT" && pwd)
@@ -42,6 +56,11 @@ step() {
   local name=$1 limit=$2
   shift 2
   local t0=$SECONDS rc
+  if [ $((SECONDS - START)) -ge "$DEADLINE" ]; then
+    log "== [$((SECONDS - START))s] $name: SKIPPED, past the ${DEADLINE}s deadline"
+    FAILED+=("$name (skipped: deadline)")
+    return 1
+  fi
   log "== [$((SECONDS - START))s] $name"
   printf '   %q' "$@" >>"$LOG"
   echo >>"$LOG"
@@ -78,10 +97,24 @@ step() {
 cat "$OUT/environment.txt" | tee -a "$LOG"
 
 # ------------------------------------------------------------------ build
-CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -DCHUNKSCOPE_CUDA=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
-[ -n "${CUDA_ARCHS:-}" ] && CMAKE_ARGS+=("-DCMAKE_CUDA_ARCHITECTURES=$CUDA_ARCHS")
-step configure 120 cmake "${CMAKE_ARGS[@]}"
-step build 240 cmake --build "$BUILD" -j "$JOBS" --target chunkscope_tests chunkscope
+if [ "$PACKED" = 1 ]; then
+  log "prebuilt binaries from $BUILD (tests/gpu/pack.sh):"
+  sed 's/^/   /' "$BUILD/MANIFEST" 2>/dev/null | head -n 2 | tee -a "$LOG"
+else
+  missing=()
+  for pc in sndfile portaudio-2.0; do
+    pkg-config --exists "$pc" 2>/dev/null || missing+=("$pc")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "this machine lacks build dependencies (${missing[*]}): run tests/gpu/pack.sh on a build"
+    log "machine with the project's Debian packages and carry gpu-pack/ here, then rerun"
+    exit 1
+  fi
+  CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -DCHUNKSCOPE_CUDA=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  [ -n "${CUDA_ARCHS:-}" ] && CMAKE_ARGS+=("-DCMAKE_CUDA_ARCHITECTURES=$CUDA_ARCHS")
+  step configure 120 cmake "${CMAKE_ARGS[@]}"
+  step build 240 cmake --build "$BUILD" -j "$JOBS" --target chunkscope_tests chunkscope
+fi
 BIN=$BUILD/chunkscope
 TESTS=$BUILD/tests/chunkscope_tests
 if [ ! -x "$BIN" ] || [ ! -x "$TESTS" ]; then
@@ -106,11 +139,17 @@ CHAIN10='peak:100:gain=2 | peak:350:gain=-2 | peak:600:gain=2 | peak:850:gain=-2
 VARIANTS=cpu,cuda:eager,cuda:eager:unfused,cuda:graph
 COMMON=(--speed max --warmup 50)
 
+# The sweep: one round per point (the two target runs below take three). The 10 s file
+# gives 117 chunks at 4096 frames; 32 channels of noise run 3 s. Warm-up is a tenth of the
+# chunks, at least 5.
 for chunk in 64 128 256 512 1024 4096; do
-  step "compare_2ch_c$chunk" 90 "$BIN" compare "$FILE2" --chain "$CHAIN6" --chunk "$chunk" --variants "$VARIANTS" \
-    "${COMMON[@]}" --json "$OUT/compare_2ch_c$chunk.json"
-  step "compare_32ch_c$chunk" 90 "$BIN" compare --synth noise --channels 32 --rate 48000 --duration 5s \
-    --chain "$CHAIN6" --chunk "$chunk" --variants "$VARIANTS" "${COMMON[@]}" --json "$OUT/compare_32ch_c$chunk.json"
+  w2=$(((480000 / chunk) / 10)); [ "$w2" -lt 5 ] && w2=5
+  w32=$(((144000 / chunk) / 10)); [ "$w32" -lt 5 ] && w32=5
+  step "compare_2ch_c$chunk" 60 "$BIN" compare "$FILE2" --chain "$CHAIN6" --chunk "$chunk" --variants "$VARIANTS" \
+    --speed max --warmup "$w2" --rounds 1 --json "$OUT/compare_2ch_c$chunk.json"
+  step "compare_32ch_c$chunk" 60 "$BIN" compare --synth noise --channels 32 --rate 48000 --duration 3s \
+    --chain "$CHAIN6" --chunk "$chunk" --variants "$VARIANTS" --speed max --warmup "$w32" --rounds 1 \
+    --json "$OUT/compare_32ch_c$chunk.json"
 done
 # Target: graph >= 3x faster than eager unfused, 10-filter chain, 128 frames.
 step compare_chain10_c128 120 "$BIN" compare "$FILE2" --chain "$CHAIN10" --chunk 128 \
