@@ -355,6 +355,21 @@ void print_compare(std::ostream& os, const json& r) {
                      safe.is_null() ? std::string("throughput only") : safe.get<bool>() ? "real-time safe" : "NOT safe"));
   }
   line("x: ratio to the baseline (the first available variant); gpu p50 adds the p50s of H2D, kernel and D2H");
+  // each variant's warnings from its own diagnosis (the full findings are in its report)
+  bool header = false;
+  for (const auto& v : r["variants"]) {
+    if (!v.value("available", false) || !v.contains("report") || !v["report"].contains("diagnosis")) continue;
+    for (const auto& f : v["report"]["diagnosis"]) {
+      if (!f.is_object() || f.value("severity", std::string()) != "warning") continue;
+      if (!header) {
+        line("");
+        line("findings   warnings from each variant's diagnosis (chunkscope report FILE shows them all)");
+        header = true;
+      }
+      line(fmt::format("  {:<20} [{}] {}: {}", v.value("name", std::string("?")), f.value("confidence", std::string("?")),
+                       f.value("rule", std::string("?")), f.value("finding", std::string())));
+    }
+  }
   os << out;
 }
 
