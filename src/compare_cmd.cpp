@@ -183,7 +183,10 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
       v.wall_ns += er.end_ns - er.start_ns;
       v.source_desc = source->describe();
       if (er.status == Status::interrupted) interrupted = true;
-      if (!ok(er.process_status)) {
+      if (!ok(er.source_status) && er.source_status != Status::end_of_stream && er.status != Status::interrupted) {
+        v.failed = true;
+        v.failure = fmt::format("source failed in round {}: {}", round + 1, describe(er.source_status));
+      } else if (!ok(er.process_status)) {
         v.failed = true;
         const std::string extra = v.backend->last_error();
         v.failure = fmt::format("processing failed in round {}: {}{}", round + 1, describe(er.process_status),
@@ -300,27 +303,27 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
 void print_compare(std::ostream& os, const json& r) {
   std::string out;
   auto line = [&](const std::string& s) { out += s + "\n"; };
-  const auto& e = r["environment"];
-  const auto& w = r["workload"];
-  const auto& t = r["timing"];
+  const auto& e = r.at("environment");
+  const auto& w = r.at("workload");
+  const auto& t = r.at("timing");
   line(fmt::format("chunkscope {} ({}) compare: {} round(s) of {} variant(s), interleaved (the order rotates each round)",
                    e.value("version", std::string("?")), e.value("commit", std::string("?")),
-                   r.value("rounds_completed", r.value("rounds", 0)), r["variants"].size()));
+                   r.value("rounds_completed", r.value("rounds", 0)), r.at("variants").size()));
   line(fmt::format("workload   {}, chain '{}', {} Hz, {} ch, {}, chunk {} frames = D {}, margin {}, budget B {}",
                    w.value("source", std::string("?")), w.value("chain", std::string("")), w.value("rate", 0.0),
                    w.value("channels", 0), w.value("dtype", std::string("?")), w.value("chunk_frames", 0),
-                   fmt_time(t.value("chunk_ns", 0.0)), w.contains("margin") ? w["margin"].value("text", std::string("?")) : "?",
+                   fmt_time(t.value("chunk_ns", 0.0)), w.contains("margin") ? w.at("margin").value("text", std::string("?")) : "?",
                    fmt_time(t.value("budget_ns", 0.0))));
   line(fmt::format("           speed {}, warm-up {} chunks per round, baseline {}",
-                   w.contains("speed") && w["speed"].is_string() ? std::string("max (no schedule)")
+                   w.contains("speed") && w.at("speed").is_string() ? std::string("max (no schedule)")
                                                                   : fmt::format("{}x", w.value("speed", 1.0)),
                    w.value("warmup_chunks", 0), r.value("baseline", std::string("?"))));
-  if (e.contains("gpu") && e["gpu"].is_object())
-    line(fmt::format("gpu        {} ({})", e["gpu"].value("name", std::string("?")), e["gpu"].value("driver", std::string("?"))));
-  if (r.value("state", std::string("complete")) != "complete") line("RUN INTERRUPTED: figures cover the rounds completed");
-  for (const auto& v : r["variants"])
-    if (!v["available"].get<bool>())
-      line(fmt::format("unavailable {}: {}", v["name"].get<std::string>(), v.value("reason", std::string("?"))));
+  if (e.contains("gpu") && e.at("gpu").is_object())
+    line(fmt::format("gpu        {} ({})", e.at("gpu").value("name", std::string("?")), e.at("gpu").value("driver", std::string("?"))));
+  if (r.value("state", std::string("complete")) != "complete") line("RUN INTERRUPTED: figures cover the rounds completed and the variants that ran in the interrupted one");
+  for (const auto& v : r.at("variants"))
+    if (!v.at("available").get<bool>())
+      line(fmt::format("unavailable {}: {}", v.at("name").get<std::string>(), v.value("reason", std::string("?"))));
   line("");
   line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}", "stage", "variant", "p50", "p95", "p99",
                    "x p50", "x p95", "x p99"));
@@ -328,38 +331,38 @@ void print_compare(std::ostream& os, const json& r) {
   std::string last;
   // rows grouped by stage in the order of the first variant's rows
   std::vector<std::string> order;
-  for (const auto& row : r["table"]) {
-    const auto st = row["stage"].get<std::string>();
+  for (const auto& row : r.at("table")) {
+    const auto st = row.at("stage").get<std::string>();
     if (std::find(order.begin(), order.end(), st) == order.end()) order.push_back(st);
   }
   for (const auto& st : order)
-    for (const auto& row : r["table"]) {
-      if (row["stage"] != st) continue;
+    for (const auto& row : r.at("table")) {
+      if (row.at("stage") != st) continue;
       line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}", st == last ? "" : st,
-                       row["variant"].get<std::string>(), fmt_time(row["p50"].get<double>()),
-                       fmt_time(row["p95"].get<double>()), fmt_time(row["p99"].get<double>()), rt(row["ratio_p50"]),
-                       rt(row["ratio_p95"]), rt(row["ratio_p99"])));
+                       row.at("variant").get<std::string>(), fmt_time(row.at("p50").get<double>()),
+                       fmt_time(row.at("p95").get<double>()), fmt_time(row.at("p99").get<double>()), rt(row.at("ratio_p50")),
+                       rt(row.at("ratio_p95")), rt(row.at("ratio_p99"))));
       last = st;
     }
   line("");
   line(fmt::format("{:<20} {:>11} {:>12} {:>9} {:>9} {:>10} {:>10} {:>7} {:>6} {:>6}  {}", "variant", "e2e p95",
                    "headroom p95", "launch/ch", "disp/ch", "launch p50", "gpu p50", "x e2e", "misses", "drops", "verdict"));
-  for (const auto& s : r["summary"]) {
+  for (const auto& s : r.at("summary")) {
     auto tm = [](const json& v) { return v.is_number() ? fmt_time(v.get<double>()) : std::string("-"); };
-    const auto& safe = s["realtime_safe"];
+    const auto& safe = s.at("realtime_safe");
     line(fmt::format("{:<20} {:>11} {:>12} {:>9.2f} {:>9.2f} {:>10} {:>10} {:>7} {:>6} {:>6}  {}",
-                     s["variant"].get<std::string>(), tm(s["latency_p95_ns"]), tm(s["headroom_p95_ns"]),
-                     s["launches_per_chunk"].get<double>(), s["dispatches_per_chunk"].get<double>(),
-                     tm(s["launch_p50_ns"]), tm(s["gpu_p50_ns"]), rt(s["ratio_latency_p95"]),
-                     s["misses"].get<std::uint64_t>(), s["drops"].get<std::uint64_t>(),
+                     s.at("variant").get<std::string>(), tm(s.at("latency_p95_ns")), tm(s.at("headroom_p95_ns")),
+                     s.at("launches_per_chunk").get<double>(), s.at("dispatches_per_chunk").get<double>(),
+                     tm(s.at("launch_p50_ns")), tm(s.at("gpu_p50_ns")), rt(s.at("ratio_latency_p95")),
+                     s.at("misses").get<std::uint64_t>(), s.at("drops").get<std::uint64_t>(),
                      safe.is_null() ? std::string("throughput only") : safe.get<bool>() ? "real-time safe" : "NOT safe"));
   }
   line("x: ratio to the baseline (the first available variant); gpu p50 adds the p50s of H2D, kernel and D2H");
   // each variant's warnings from its own diagnosis (the full findings are in its report)
   bool header = false;
-  for (const auto& v : r["variants"]) {
-    if (!v.value("available", false) || !v.contains("report") || !v["report"].contains("diagnosis")) continue;
-    for (const auto& f : v["report"]["diagnosis"]) {
+  for (const auto& v : r.at("variants")) {
+    if (!v.value("available", false) || !v.contains("report") || !v.at("report").contains("diagnosis")) continue;
+    for (const auto& f : v.at("report").at("diagnosis")) {
       if (!f.is_object() || f.value("severity", std::string()) != "warning") continue;
       if (!header) {
         line("");

@@ -151,6 +151,7 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   ec.external_sink = duplex;
   ec.latency_chunks = mo.latency_chunks;
   ec.trace_capacity = paths.trace.empty() ? 0 : opt.trace_capacity;
+  ec.checksum_chunks = std::min<std::size_t>(64, static_cast<std::size_t>(opt.warmup));  // warm-up chunks only
   NullSink null_sink;
   Engine engine;
   struct Unused final : ChunkSource {  // the callback pushes; no source thread runs

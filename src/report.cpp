@@ -233,7 +233,8 @@ json series_json(const RunStats& st) {
     sched.push_back(p.sched - origin);
     emit.push_back(p.emit - origin);
     lat.push_back(p.emit - p.sched);
-    period.push_back(i == 0 ? 0 : p.emit - pts[i - 1].emit);
+    // 0 for the first point and where a new segment starts (compare rounds restart seq)
+    period.push_back(i == 0 || p.seq <= pts[i - 1].seq ? 0 : p.emit - pts[i - 1].emit);
     for (int k = 0; k < kStageCount; ++k) stage[k].push_back(p.stage[k]);
     for (int k = 0; k < 5; ++k) part[k].push_back(p.part[k]);
     flags.push_back(p.flags);
@@ -255,101 +256,101 @@ json series_json(const RunStats& st) {
 }
 
 bool budget_broken(const json& r) {
-  if (r.contains("headroom") && r["headroom"]["p95"].get<std::int64_t>() < 0) return true;
-  return r["counts"]["misses"].get<std::uint64_t>() > 0 || r["counts"]["drops"].get<std::uint64_t>() > 0;
+  if (r.contains("headroom") && r.at("headroom").at("p95").get<std::int64_t>() < 0) return true;
+  return r.at("counts").at("misses").get<std::uint64_t>() > 0 || r.at("counts").at("drops").get<std::uint64_t>() > 0;
 }
 
 void print_report(std::ostream& os, const json& r) {
-  const auto& w = r["workload"];
-  const auto& e = r["environment"];
-  const auto& t = r["timing"];
+  const auto& w = r.at("workload");
+  const auto& e = r.at("environment");
+  const auto& t = r.at("timing");
   std::string out;
   auto line = [&](const std::string& s) { out += s + "\n"; };
-  line(fmt::format("chunkscope {} ({}) {}", e["version"].get<std::string>(), e["commit"].get<std::string>(),
-                   w["command"].get<std::string>()));
-  line(fmt::format("workload   {} -> sink {}", w["source"].get<std::string>(), w["sink"].get<std::string>()));
+  line(fmt::format("chunkscope {} ({}) {}", e.at("version").get<std::string>(), e.at("commit").get<std::string>(),
+                   w.at("command").get<std::string>()));
+  line(fmt::format("workload   {} -> sink {}", w.at("source").get<std::string>(), w.at("sink").get<std::string>()));
   line(fmt::format("           chain '{}': {} dispatch(es) per chunk, {} sections, on {} ({}), {}",
-                   w["chain"].get<std::string>(), w["dispatches_per_chunk_planned"].get<int>(),
-                   w["sections_per_sample"].get<int>(), w["backend"].get<std::string>(), w["mode"].get<std::string>(),
-                   w["dtype"].get<std::string>()));
-  const double D = t["chunk_ns"].get<double>();
-  line(fmt::format("           {} Hz, {} ch, chunk {} frames = D {}, margin {} = {}, budget B {}", w["rate"].get<double>(),
-                   w["channels"].get<int>(), w["chunk_frames"].get<int>(), fmt_time(D),
-                   w["margin"]["text"].get<std::string>(), fmt_time(w["margin"]["ns"].get<double>()),
-                   fmt_time(t["budget_ns"].get<double>())));
+                   w.at("chain").get<std::string>(), w.at("dispatches_per_chunk_planned").get<int>(),
+                   w.at("sections_per_sample").get<int>(), w.at("backend").get<std::string>(), w.at("mode").get<std::string>(),
+                   w.at("dtype").get<std::string>()));
+  const double D = t.at("chunk_ns").get<double>();
+  line(fmt::format("           {} Hz, {} ch, chunk {} frames = D {}, margin {} = {}, budget B {}", w.at("rate").get<double>(),
+                   w.at("channels").get<int>(), w.at("chunk_frames").get<int>(), fmt_time(D),
+                   w.at("margin").at("text").get<std::string>(), fmt_time(w.at("margin").at("ns").get<double>()),
+                   fmt_time(t.at("budget_ns").get<double>())));
   line(fmt::format("           speed {}, warm-up {} chunks (reported apart), queue depth {}, pool {} chunks",
-                   w["speed"].is_string() ? std::string("max (as fast as possible, no schedule)")
-                                          : fmt::format("{}x (paced, absolute schedule)", w["speed"].get<double>()),
-                   w["warmup_chunks"].get<int>(), w["queue_depth"].get<int>(), w["pool_chunks"].get<int>()));
-  line(fmt::format("environment {}, {} logical CPUs, {}, {} {}", e["cpu"].get<std::string>(), e["logical_cpus"].get<int>(),
-                   e["os"].get<std::string>(), e["compiler"].get<std::string>(), e["build"].get<std::string>()));
-  if (e.contains("gpu") && e["gpu"].is_object())
-    line(fmt::format("gpu        {} (compute {}), {}", e["gpu"].value("name", std::string("?")),
-                     e["gpu"].value("compute_capability", std::string("?")), e["gpu"].value("driver", std::string("?"))));
+                   w.at("speed").is_string() ? std::string("max (as fast as possible, no schedule)")
+                                          : fmt::format("{}x (paced, absolute schedule)", w.at("speed").get<double>()),
+                   w.at("warmup_chunks").get<int>(), w.at("queue_depth").get<int>(), w.at("pool_chunks").get<int>()));
+  line(fmt::format("environment {}, {} logical CPUs, {}, {} {}", e.at("cpu").get<std::string>(), e.at("logical_cpus").get<int>(),
+                   e.at("os").get<std::string>(), e.at("compiler").get<std::string>(), e.at("build").get<std::string>()));
+  if (e.contains("gpu") && e.at("gpu").is_object())
+    line(fmt::format("gpu        {} (compute {}), {}", e.at("gpu").value("name", std::string("?")),
+                     e.at("gpu").value("compute_capability", std::string("?")), e.at("gpu").value("driver", std::string("?"))));
   line(fmt::format("method     log-linear histograms (relative error <= {:.3f}%, exact min/max), CLOCK_MONOTONIC, "
                    "latency from {}",
-                   r["method"]["relative_error"].get<double>() * 100, r["method"]["latency_from"].get<std::string>()));
-  if (r["state"] != "complete")
-    line(fmt::format("RUN {}: {}", r["state"].get<std::string>() == "interrupted" ? "INTERRUPTED" : "INCOMPLETE",
+                   r.at("method").at("relative_error").get<double>() * 100, r.at("method").at("latency_from").get<std::string>()));
+  if (r.at("state") != "complete")
+    line(fmt::format("RUN {}: {}", r.at("state").get<std::string>() == "interrupted" ? "INTERRUPTED" : "INCOMPLETE",
                      r.value("reason", std::string("-"))));
   line("");
   line(fmt::format("{:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}", "stage", "p50", "p90", "p95", "p99", "p99.9",
                    "max", "mean"));
   auto row = [&](const std::string& name, const json& h) {
-    if (h["count"].get<std::uint64_t>() == 0) {
+    if (h.at("count").get<std::uint64_t>() == 0) {
       line(fmt::format("{:<12} {:>10}", name, "-"));
       return;
     }
-    line(fmt::format("{:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}", name, fmt_time(h["p50"].get<double>()),
-                     fmt_time(h["p90"].get<double>()), fmt_time(h["p95"].get<double>()), fmt_time(h["p99"].get<double>()),
-                     fmt_time(h["p99_9"].get<double>()), fmt_time(h["max"].get<double>()),
-                     fmt_time(h["mean"].get<double>())));
+    line(fmt::format("{:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}", name, fmt_time(h.at("p50").get<double>()),
+                     fmt_time(h.at("p90").get<double>()), fmt_time(h.at("p95").get<double>()), fmt_time(h.at("p99").get<double>()),
+                     fmt_time(h.at("p99_9").get<double>()), fmt_time(h.at("max").get<double>()),
+                     fmt_time(h.at("mean").get<double>())));
   };
-  for (const char* s : {"source", "queue_in", "process", "queue_out", "sink"}) row(s, r["stages"][s]);
-  for (auto it = r["process_parts"].begin(); it != r["process_parts"].end(); ++it) row("  " + it.key(), it.value());
-  row("end-to-end", r["latency"]);
-  row("overhead", r["engine_overhead"]);
-  row("period", r["cadence"]["period"]);
+  for (const char* s : {"source", "queue_in", "process", "queue_out", "sink"}) row(s, r.at("stages")[s]);
+  for (auto it = r.at("process_parts").begin(); it != r.at("process_parts").end(); ++it) row("  " + it.key(), it.value());
+  row("end-to-end", r.at("latency"));
+  row("overhead", r.at("engine_overhead"));
+  row("period", r.at("cadence").at("period"));
   line("");
-  line(fmt::format("headline   {}", r["verdict"]["text"].get<std::string>()));
+  line(fmt::format("headline   {}", r.at("verdict").at("text").get<std::string>()));
   if (r.contains("headroom"))
-    line(fmt::format("headroom   p95 {}, p99 {}, max {}", fmt_time(r["headroom"]["p95"].get<double>()),
-                     fmt_time(r["headroom"]["p99"].get<double>()), fmt_time(r["headroom"]["max"].get<double>())));
-  const auto& c = r["cadence"];
-  if (c["period"]["count"].get<std::uint64_t>() == 0)
+    line(fmt::format("headroom   p95 {}, p99 {}, max {}", fmt_time(r.at("headroom").at("p95").get<double>()),
+                     fmt_time(r.at("headroom").at("p99").get<double>()), fmt_time(r.at("headroom").at("max").get<double>())));
+  const auto& c = r.at("cadence");
+  if (c.at("period").at("count").get<std::uint64_t>() == 0)
     line("cadence    - (fewer than two counted chunks)");
   else
     line(fmt::format("cadence    jitter p95 {}, drift {}, longest gap {} (chunk {} at {:.3f} s), real-time factor {:.3f}",
-                     c["jitter_p95_ns"].is_null() ? std::string("- (no schedule)") : fmt_time(c["jitter_p95_ns"].get<double>()),
-                     c["drift_ppm"].is_null() ? std::string("- (no schedule)") : fmt::format("{:+.1f} ppm", c["drift_ppm"].get<double>()),
-                     fmt_time(c["longest_gap"]["ns"].get<double>()), c["longest_gap"]["seq"].get<std::uint64_t>(),
-                     c["longest_gap"]["at_s"].get<double>(), c["realtime_factor"].get<double>()));
-  const auto& k = r["counts"];
+                     c.at("jitter_p95_ns").is_null() ? std::string("- (no schedule)") : fmt_time(c.at("jitter_p95_ns").get<double>()),
+                     c.at("drift_ppm").is_null() ? std::string("- (no schedule)") : fmt::format("{:+.1f} ppm", c.at("drift_ppm").get<double>()),
+                     fmt_time(c.at("longest_gap").at("ns").get<double>()), c.at("longest_gap").at("seq").get<std::uint64_t>(),
+                     c.at("longest_gap").at("at_s").get<double>(), c.at("realtime_factor").get<double>()));
+  const auto& k = r.at("counts");
   std::string blame;
-  for (auto it = k["miss_blame"].begin(); it != k["miss_blame"].end(); ++it)
+  for (auto it = k.at("miss_blame").begin(); it != k.at("miss_blame").end(); ++it)
     if (it.value().get<std::uint64_t>() > 0) blame += fmt::format("{}{} {}", blame.empty() ? "" : ", ", it.key(), it.value().get<std::uint64_t>());
-  const auto counted = k["counted"].get<std::uint64_t>();
-  line(fmt::format("misses     {} of {} counted chunks ({:.2f}%){}", k["misses"].get<std::uint64_t>(), counted,
-                   counted ? 100.0 * k["misses"].get<double>() / double(counted) : 0.0,
+  const auto counted = k.at("counted").get<std::uint64_t>();
+  line(fmt::format("misses     {} of {} counted chunks ({:.2f}%){}", k.at("misses").get<std::uint64_t>(), counted,
+                   counted ? 100.0 * k.at("misses").get<double>() / double(counted) : 0.0,
                    blame.empty() ? "" : ", blamed on " + blame));
   std::string seqs;
-  for (std::size_t i = 0; i < k["drop_seqs"].size() && i < 10; ++i) seqs += fmt::format(" {}", k["drop_seqs"][i].get<std::uint64_t>());
-  line(fmt::format("drops      {} (pool empty {}, queue full {}){}", k["drops"].get<std::uint64_t>(),
-                   k["drops_pool_empty"].get<std::uint64_t>(), k["drops_queue_full"].get<std::uint64_t>(),
-                   seqs.empty() ? "" : ", chunks" + seqs + (k["drop_seqs"].size() > 10 ? " ..." : "")));
+  for (std::size_t i = 0; i < k.at("drop_seqs").size() && i < 10; ++i) seqs += fmt::format(" {}", k.at("drop_seqs")[i].get<std::uint64_t>());
+  line(fmt::format("drops      {} (pool empty {}, queue full {}){}", k.at("drops").get<std::uint64_t>(),
+                   k.at("drops_pool_empty").get<std::uint64_t>(), k.at("drops_queue_full").get<std::uint64_t>(),
+                   seqs.empty() ? "" : ", chunks" + seqs + (k.at("drop_seqs").size() > 10 ? " ..." : "")));
   line(fmt::format("chunks     {} produced, {} emitted, {} warm-up, {} short (passed through); queue high water in {} / out {}",
-                   k["produced"].get<std::uint64_t>(), k["emitted"].get<std::uint64_t>(), k["warmup"].get<std::uint64_t>(),
-                   k["short"].get<std::uint64_t>(), r["queues"]["in_high_water"].get<std::uint64_t>(),
-                   r["queues"]["out_high_water"].get<std::uint64_t>()));
-  const auto& tp = r["throughput"];
+                   k.at("produced").get<std::uint64_t>(), k.at("emitted").get<std::uint64_t>(), k.at("warmup").get<std::uint64_t>(),
+                   k.at("short").get<std::uint64_t>(), r.at("queues").at("in_high_water").get<std::uint64_t>(),
+                   r.at("queues").at("out_high_water").get<std::uint64_t>()));
+  const auto& tp = r.at("throughput");
   line(fmt::format("throughput {:.3f} s of media in {:.3f} s wall ({:.2f}x), {:.0f} chunks/s, {:.2f} dispatches per chunk",
-                   tp["media_seconds"].get<double>(), tp["wall_seconds"].get<double>(), tp["speed_factor"].get<double>(),
-                   tp["chunks_per_second"].get<double>(), r["dispatches_per_chunk"].get<double>()));
+                   tp.at("media_seconds").get<double>(), tp.at("wall_seconds").get<double>(), tp.at("speed_factor").get<double>(),
+                   tp.at("chunks_per_second").get<double>(), r.at("dispatches_per_chunk").get<double>()));
   if (r.contains("backend_counters") && w.value("backend", std::string()) == "cuda") {
-    const auto& bc = r["backend_counters"];
+    const auto& bc = r.at("backend_counters");
     line(fmt::format("gpu work   {:.2f} launches per chunk ({} kernel launches, {} graph launches); graph captures {}, "
                      "re-captures {}, eager fallbacks {}, shape changes {}",
-                     r["launches_per_chunk"].get<double>(), bc.value("kernel_launches", 0ull),
+                     r.at("launches_per_chunk").get<double>(), bc.value("kernel_launches", 0ull),
                      bc.value("graph_launches", 0ull), bc.value("graph_captures", 0ull),
                      bc.value("graph_recaptures", 0ull), bc.value("eager_fallbacks", 0ull),
                      bc.value("shape_changes", 0ull)));
@@ -357,9 +358,9 @@ void print_report(std::ostream& os, const json& r) {
   if (counted < 100)
     line(fmt::format("note       only {} counted chunks: p99 and p99.9 rest on fewer than 100 samples", counted));
   os << out;
-  if (r.contains("diagnosis") && r["diagnosis"].is_array()) {
+  if (r.contains("diagnosis") && r.at("diagnosis").is_array()) {
     os << "\n";
-    print_diagnosis(os, r["diagnosis"]);
+    print_diagnosis(os, r.at("diagnosis"));
   }
 }
 

@@ -294,7 +294,18 @@ std::string signed_time(double ns) { return (ns > 0 ? "+" : ns < 0 ? "-" : "") +
 
 }  // namespace
 
+static int run_stage_bench_checked(const StageBenchOptions& o);
+
 int run_stage_bench(const StageBenchOptions& o) {
+  try {
+    return run_stage_bench_checked(o);
+  } catch (const nlohmann::json::exception& e) {
+    // a hand-edited or foreign report: a key with the wrong type or missing where needed
+    throw InputError(fmt::format("report '{}': a key is missing or has the wrong type ({})", o.report, e.what()));
+  }
+}
+
+static int run_stage_bench_checked(const StageBenchOptions& o) {
   // ---- options
   if (o.report.empty()) throw InputError("stage-bench: a run report (RUN.json) is required");
   if (o.stage != "process") {

@@ -179,6 +179,9 @@ EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std:
   ec.speed = su.speed;
   ec.max_speed = su.max_speed;
   ec.trace_capacity = trace_capacity;
+  // Hashing a chunk costs time on the processor thread: only warm-up chunks, which the
+  // statistics leave out, are checksummed.
+  ec.checksum_chunks = std::min<std::size_t>(64, static_cast<std::size_t>(opt.warmup));
   return ec;
 }
 

@@ -72,13 +72,24 @@ TEST_CASE("compare: every variant sees the same input, rounds pool, and the base
   CHECK(plan.dispatches() == 3);
   // identical input: the recorded input checksums agree chunk for chunk
   CHECK((*fused)["report"]["checksums"]["input"] == (*unfused)["report"]["checksums"]["input"]);
-  CHECK((*fused)["report"]["checksums"]["chunks"].get<int>() == 64);
+  CHECK((*fused)["report"]["checksums"]["chunks"].get<int>() == 5);  // the warm-up chunks of round 1
   for (const auto& row : c["table"])
     if (row["variant"] == "cpu:fused") {
       CAPTURE(row["stage"]);
       CHECK(row["ratio_p50"].get<double>() == 1.0);
       CHECK(row["ratio_p95"].get<double>() == 1.0);
     }
+  // the pause between rounds is not an output period: the series says 0 where a round starts
+  {
+    const json& cols = (*fused)["report"]["series"]["columns"];
+    std::size_t restarts = 0;
+    for (std::size_t i = 1; i < cols["seq"].size(); ++i)
+      if (cols["seq"][i].get<std::uint64_t>() <= cols["seq"][i - 1].get<std::uint64_t>()) {
+        ++restarts;
+        CHECK(cols["period_ns"][i].get<std::int64_t>() == 0);
+      }
+    CHECK(restarts == rounds - 1);
+  }
   const json* gpu = variant(c, "cuda:graph");
   REQUIRE(gpu);
   if (!probe_gpu().available) {
@@ -135,4 +146,28 @@ TEST_CASE("backend options: unknown values are usage errors, and CUDA without a 
                          "lp:1000", "--backend", "cuda"});
   CHECK(r.rc == 3);
   CHECK_FALSE(std::filesystem::exists(td.file("o.wav")));
+}
+
+TEST_CASE("report: a saved report with a key removed or of the wrong type is refused in one line, exit 2") {
+  testutil::TempDir td;
+  auto r = testutil::run_cli({"compare", "--synth", "noise", "--duration", "0.1s", "--speed", "max", "--rounds", "1",
+                              "--variants", "cpu:fused,cpu:unfused", "--json", td.file("c.json"), "--quiet"});
+  REQUIRE(r.rc == 0);
+  json c = testutil::load_json(td.file("c.json"));
+  json run = c["variants"][0]["report"];
+  const auto write = [&](const std::string& name, const json& j) {
+    std::ofstream(td.file(name)) << j.dump();
+    return td.file(name);
+  };
+  c["summary"][0].erase("misses");
+  run["cadence"].erase("realtime_factor");
+  json typed = c["variants"][0]["report"];
+  typed["workload"]["rate"] = "fast";
+  for (const auto& [name, doc] : {std::pair<std::string, json>{"c.json", c}, {"r.json", run}, {"t.json", typed}}) {
+    CAPTURE(name);
+    r = testutil::run_cli({"report", write(name, doc)});
+    CHECK(r.rc == 2);
+    CHECK(r.err.rfind("chunkscope: report '", 0) == 0);
+    CHECK(r.err.find('\n') == r.err.size() - 1);
+  }
 }

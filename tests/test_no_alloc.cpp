@@ -162,6 +162,7 @@ Counts engine_run_allocations(double seconds, bool file_io, const std::string& d
   ec.spec = {rate, ch, chunk, DType::f32};
   ec.max_speed = true;
   ec.trace_capacity = 20000;
+  ec.checksum_chunks = 10;  // the warm-up chunks are hashed on the processor thread
   Engine eng;
   REQUIRE(eng.prepare(ec, be, *src, *sink, stats) == Status::ok);
   const Counts before{g_news.load(), g_mallocs.load()};

@@ -84,8 +84,9 @@ TEST_CASE("signature, input and checksums describe the run well enough to recomp
   testutil::TempDir td;
   const double rate = 48000;
   const int chunk = 256, ch = 2;
+  // checksums cover the warm-up chunks, at most 64
   const auto r = testutil::run_cli({"synth", "--signal", "noise", "--duration", "0.5s", "--chunk", "256", "--speed", "max",
-                                    "--chain", kChain, "--json", td.file("r.json"), "--quiet"});
+                                    "--warmup", "70", "--chain", kChain, "--json", td.file("r.json"), "--quiet"});
   REQUIRE(r.rc == 0);
   const json j = testutil::load_json(td.file("r.json"));
   const json& sig = j["workload"]["signature"];
@@ -108,7 +109,7 @@ TEST_CASE("signature, input and checksums describe the run well enough to recomp
   const json& ck = j["checksums"];
   CHECK(ck["algorithm"] == "fnv1a64");
   const auto K = ck["chunks"].get<std::size_t>();
-  CHECK(K == 64);  // 94 chunks, none dropped at --speed max
+  CHECK(K == 64);  // 94 chunks, 70 of them warm-up, none dropped at --speed max
   SynthSpec sp = parse_synth("noise", rate);
   sp.channels = ch;
   sp.frames = 24000;
@@ -138,7 +139,7 @@ TEST_CASE("checksums: without a chain the output equals the input, and a file in
   CHECK(j["workload"]["input"]["kind"] == "file");
   CHECK(j["workload"]["input"]["path"] == mix);
   const auto K = j["checksums"]["chunks"].get<std::size_t>();
-  CHECK(K == 64);
+  CHECK(K == 10);  // the default warm-up: hashing never touches a counted chunk
   CHECK(j["checksums"]["input"] == j["checksums"]["output"]);
   CHECK(j["workload"]["signature"]["state_values"].get<int>() == 0);
 }
@@ -152,6 +153,16 @@ TEST_CASE("checksums stop at the first dropped chunk") {
   const json j = testutil::load_json(td.file("r.json"));
   REQUIRE(j["counts"]["drops"].get<std::uint64_t>() > 0);
   const auto first_drop = j["counts"]["drop_seqs"][0].get<std::size_t>();
-  CHECK(j["checksums"]["chunks"].get<std::size_t>() == std::min<std::size_t>(64, first_drop));
+  CHECK(j["checksums"]["chunks"].get<std::size_t>() == std::min<std::size_t>(10, first_drop));
   CHECK(j["checksums"]["input"].size() == j["checksums"]["chunks"].get<std::size_t>());
+}
+
+TEST_CASE("checksums: none without warm-up chunks, since hashing would add to counted chunks' latency") {
+  testutil::TempDir td;
+  const auto r = testutil::run_cli({"synth", "--signal", "noise", "--duration", "0.2s", "--speed", "max", "--warmup", "0",
+                                    "--chain", kChain, "--json", td.file("r.json"), "--quiet"});
+  REQUIRE(r.rc == 0);
+  const json j = testutil::load_json(td.file("r.json"));
+  CHECK(j["checksums"]["chunks"].get<int>() == 0);
+  CHECK(j["checksums"]["output"].empty());
 }

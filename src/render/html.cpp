@@ -402,7 +402,9 @@ std::string timeline_svg(const json& r, const Timing& t) {
       for (const auto& m : *ml)
         if (m.is_object()) summary_misses.emplace_back(static_cast<std::int64_t>(num_or(m, {"seq"}, 0)), num_or(m, {"latency_ns"}, 0));
 
-  std::int64_t x1 = static_cast<std::int64_t>(num_or(r, {"counts", "produced"}, 0)) - 1;
+  // a compare variant pools its rounds, whose sequence numbers each start at 0
+  const double rounds = std::max(1.0, num_or(r, {"workload", "rounds"}, 1));
+  std::int64_t x1 = static_cast<std::int64_t>(num_or(r, {"counts", "produced"}, 0) / rounds) - 1;
   double vmin = std::numeric_limits<double>::infinity(), vmax = 0;
   for (std::size_t i = 0; i < n; ++i) {
     x1 = std::max(x1, seq_at(i));
