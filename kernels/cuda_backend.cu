@@ -484,13 +484,7 @@ Status CudaBackend::process(AudioView io, ProcessStats* stats) noexcept {
   for (const auto& st : steps_) {
     if (st.kind == 0 || chunk_index_ % st.every != 0) continue;
     NvtxRange r("calibration");
-    const std::int64_t t0 = now_ns();
-    if (st.kind == 1)
-      spin_for_ns(st.time_ns);
-    else
-      sleep_for_ns(st.time_ns);
-    local.calib_ns += now_ns() - t0;
-    ++local.host_steps;
+    pay_calibration(st.kind == 1, st.time_ns, local);
   }
   ++chunk_index_;
   ++counters_.chunks;

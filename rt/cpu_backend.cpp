@@ -46,6 +46,16 @@ void sleep_for_ns(std::int64_t ns) noexcept {
   }
 }
 
+void pay_calibration(bool spin, std::int64_t ns, ProcessStats& st) noexcept {
+  const std::int64_t t0 = now_ns();
+  if (spin)
+    spin_for_ns(ns);
+  else
+    sleep_for_ns(ns);
+  st.calib_ns += now_ns() - t0;
+  ++st.host_steps;
+}
+
 Status CpuBackend::prepare(const ProcessSpec& spec, const Plan& plan) {
   if (spec.channels < 1 || spec.channels > kMaxChannels || spec.max_frames < 1 ||
       spec.max_frames > kMaxChunkFrames || !(spec.rate > 0))
@@ -116,13 +126,7 @@ Status CpuBackend::process(AudioView io, ProcessStats* stats) noexcept {
         run_cascade(st, static_cast<double*>(io.data), io.frames);
       ++local.dispatches;
     } else if (chunk_index_ % st.every == 0) {
-      const std::int64_t t0 = now_ns();
-      if (st.kind == 1)
-        spin_for_ns(st.time_ns);
-      else
-        sleep_for_ns(st.time_ns);
-      local.calib_ns += now_ns() - t0;
-      ++local.host_steps;
+      pay_calibration(st.kind == 1, st.time_ns, local);
     }
   }
   ++chunk_index_;

@@ -64,5 +64,8 @@ class CpuBackend final : public Backend {
 void spin_for_ns(std::int64_t ns) noexcept;
 /// Sleeps for `ns` (clock_nanosleep, relative). Calibration only; not for RT threads.
 void sleep_for_ns(std::int64_t ns) noexcept;
+/// Pays one calibration step (a spin when `spin`, else a sleep) of `ns` and accounts it in
+/// `st` (calib_ns, host_steps). Shared by every backend. RT safe when spinning.
+void pay_calibration(bool spin, std::int64_t ns, ProcessStats& st) noexcept;
 
 }  // namespace chunkscope
