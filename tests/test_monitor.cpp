@@ -137,6 +137,13 @@ TEST_CASE("monitor, empty chain, 3 s full duplex: chunk count, 5.333 ms cadence,
   CHECK(j["counts"]["drops"] == 0);
   CHECK(j["device"]["duplex"] == true);
   CHECK(j["device"]["reported_output_latency_s"].get<double>() > 0);
+  // a live run records its per-chunk series, and says its input cannot be replayed
+  CHECK(j["series"]["count"].get<double>() == emitted);
+  CHECK_FALSE(j["series"]["truncated"].get<bool>());
+  CHECK(j["workload"]["input"]["kind"] == "device");
+  CHECK(j["workload"]["signature"]["backend"] == "cpu");
+  CHECK(j["checksums"]["chunks"].get<int>() == 10);  // the default warm-up
+  CHECK(j["checksums"]["input"] == j["checksums"]["output"]);  // empty chain: output is input
   // stdout is not a terminal here: the live view prints one plain line per second
   int live_lines = 0;
   for (std::size_t p = r.out.find("] 1s"); p != std::string::npos; p = r.out.find("] 1s", p + 1)) ++live_lines;
