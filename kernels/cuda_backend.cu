@@ -75,14 +75,7 @@ class CudaBackend final : public Backend {
   const char* last_error() const noexcept override { return err_; }
 
  private:
-  struct Step {
-    int kind = 0;  // 0 cascade, 1 spin, 2 sleep
-    int sections = 0;
-    std::size_t coef_offset = 0;   // values into the coefficient array (5 per section)
-    std::size_t state_offset = 0;  // values into the state array (2 per section per channel)
-    std::int64_t time_ns = 0;
-    std::uint32_t every = 1;
-  };
+  using Step = StepLayout;  // offsets into d_coef_ and d_state_
 
   // Enqueues H2D, the kernels and D2H for `frames`; with `ev`, records the timing events
   // (as graph nodes when `capturing`). RT safe: no host allocation.
@@ -193,31 +186,13 @@ Status CudaBackend::prepare(const ProcessSpec& spec, const Plan& plan) {
   spec_ = spec;
   const unsigned ts = dtype_size(spec.dtype);
 
-  // Steps and coefficients, as the CPU backend maps them: {b0, b1, b2, a1, a2}.
-  steps_.clear();
-  cascade_steps_ = 0;
-  std::vector<double> coef64;
-  std::size_t state_len = 0;
-  for (const auto& ps : plan.steps) {
-    Step st;
-    if (ps.kind == PlanStep::Kind::cascade) {
-      st.kind = 0;
-      st.sections = static_cast<int>(ps.sections.size());
-      st.coef_offset = coef64.size();
-      st.state_offset = state_len;
-      const std::vector<double> c = step_coefficients(ps);
-      coef64.insert(coef64.end(), c.begin(), c.end());
-      state_len += 2u * ps.sections.size() * static_cast<std::size_t>(spec.channels);
-      ++cascade_steps_;
-    } else {
-      st.kind = ps.kind == PlanStep::Kind::spin ? 1 : 2;
-      st.time_ns = ps.time_ns;
-      st.every = std::max<std::uint32_t>(1, ps.every);
-    }
-    steps_.push_back(st);
-  }
+  // Steps, coefficients and state: the layout the CPU backend runs too.
+  PlanLayout lay = lay_out_plan(plan, spec.channels);
+  steps_ = std::move(lay.steps);
+  cascade_steps_ = lay.cascades;
+  const std::vector<double>& coef64 = lay.coef;
   coef_len_ = coef64.size();
-  state_len_ = state_len;
+  state_len_ = lay.state_values;
 
   cudaError_t e = cudaSetDevice(0);
   if (e != cudaSuccess) return fail(Status::no_device, "cudaSetDevice(0)", e);
@@ -326,7 +301,7 @@ cudaError_t CudaBackend::enqueue_kernels(int frames, const char** what) noexcept
   const T* d_coef = static_cast<const T*>(d_coef_);
   T* d_state = static_cast<T*>(d_state_);
   for (const auto& st : steps_) {
-    if (st.kind != 0) continue;
+    if (st.kind != Step::Kind::cascade) continue;
     NvtxRange r("cascade");
     const auto layout = cuda_plan::choose_sos_layout(frames, spec_.channels, st.sections);
     const cudaError_t e = launch_sos_cascade<T>(stream_, layout, d_data, frames, spec_.channels, d_coef + st.coef_offset,
@@ -482,9 +457,9 @@ Status CudaBackend::process(AudioView io, ProcessStats* stats) noexcept {
 
   // Calibration steps run on the host after the chunk's GPU work, in plan order.
   for (const auto& st : steps_) {
-    if (st.kind == 0 || chunk_index_ % st.every != 0) continue;
+    if (st.kind == Step::Kind::cascade || chunk_index_ % st.every != 0) continue;
     NvtxRange r("calibration");
-    pay_calibration(st.kind == 1, st.time_ns, local);
+    pay_calibration(st.kind == Step::Kind::spin, st.time_ns, local);
   }
   ++chunk_index_;
   ++counters_.chunks;

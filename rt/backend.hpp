@@ -49,6 +49,17 @@ struct ProcessStats {
   std::int64_t calib_ns = 0;       // time spent in spin/sleep steps
 };
 
+/// One planned step as a backend runs it: a cascade's place in the flat coefficient and
+/// state arrays, or a calibration step. Made by lay_out_plan() (src/plan.hpp).
+struct StepLayout {
+  enum class Kind : std::uint8_t { cascade, spin, sleep } kind = Kind::cascade;
+  int sections = 0;
+  std::size_t coef_offset = 0;   // values into the coefficient array (5 per section)
+  std::size_t state_offset = 0;  // values into the state array (2 per section per channel)
+  std::int64_t time_ns = 0;      // spin/sleep
+  std::uint32_t every = 1;       // spin/sleep: paid by one chunk in `every`
+};
+
 /// What a backend did since prepare()/reset(), for reports. Plain counters.
 struct BackendCounters {
   std::uint64_t chunks = 0;            // process() calls that succeeded

@@ -61,29 +61,11 @@ Status CpuBackend::prepare(const ProcessSpec& spec, const Plan& plan) {
       spec.max_frames > kMaxChunkFrames || !(spec.rate > 0))
     return Status::invalid_argument;
   spec_ = spec;
-  steps_.clear();
-  coef32_.clear();
-  coef64_.clear();
-  std::size_t state_len = 0;
-  for (const auto& ps : plan.steps) {
-    Step st;
-    if (ps.kind == PlanStep::Kind::cascade) {
-      st.kind = 0;
-      st.sections = static_cast<int>(ps.sections.size());
-      st.coef_offset = coef64_.size();
-      st.state_offset = state_len;
-      for (double v : step_coefficients(ps)) {
-        coef64_.push_back(v);
-        coef32_.push_back(static_cast<float>(v));
-      }
-      state_len += 2u * ps.sections.size() * static_cast<std::size_t>(spec.channels);
-    } else {
-      st.kind = ps.kind == PlanStep::Kind::spin ? 1 : 2;
-      st.time_ns = ps.time_ns;
-      st.every = std::max<std::uint32_t>(1, ps.every);
-    }
-    steps_.push_back(st);
-  }
+  PlanLayout lay = lay_out_plan(plan, spec.channels);
+  steps_ = std::move(lay.steps);
+  coef64_ = std::move(lay.coef);
+  coef32_.assign(coef64_.begin(), coef64_.end());
+  const std::size_t state_len = lay.state_values;
   state32_.assign(spec.dtype == DType::f32 ? state_len : 0, 0.0f);
   state64_.assign(spec.dtype == DType::f64 ? state_len : 0, 0.0);
   chunk_index_ = 0;
@@ -119,14 +101,14 @@ Status CpuBackend::process(AudioView io, ProcessStats* stats) noexcept {
   ScopedFlushDenormals ftz;
   ProcessStats local{};
   for (const auto& st : steps_) {
-    if (st.kind == 0) {
+    if (st.kind == Step::Kind::cascade) {
       if (io.dtype == DType::f32)
         run_cascade(st, static_cast<float*>(io.data), io.frames);
       else
         run_cascade(st, static_cast<double*>(io.data), io.frames);
       ++local.dispatches;
     } else if (chunk_index_ % st.every == 0) {
-      pay_calibration(st.kind == 1, st.time_ns, local);
+      pay_calibration(st.kind == Step::Kind::spin, st.time_ns, local);
     }
   }
   ++chunk_index_;

@@ -40,14 +40,7 @@ class CpuBackend final : public Backend {
   std::uint64_t chunks() const noexcept { return chunk_index_; }
 
  private:
-  struct Step {
-    int kind = 0;  // 0 cascade, 1 spin, 2 sleep
-    int sections = 0;
-    std::size_t coef_offset = 0;   // into coef32_/coef64_ (5 per section)
-    std::size_t state_offset = 0;  // into state32_/state64_ (2 per section per channel)
-    std::int64_t time_ns = 0;
-    std::uint32_t every = 1;
-  };
+  using Step = StepLayout;  // offsets into coef32_/coef64_ and state32_/state64_
   template <class T>
   void run_cascade(const Step& st, T* data, int frames) noexcept;
 

@@ -78,7 +78,6 @@ struct Variant {
   std::int64_t wall_ns = 0;
   bool failed = false;
   std::string failure;
-  std::string source_desc;
 };
 
 void merge_result(EngineResult& into, const EngineResult& r, bool first) {
@@ -134,9 +133,7 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
   // ---- variants: plan and backend once each (a CUDA graph is captured once)
   std::vector<Variant> vars(specs.size());
   const ProcessSpec spec{su.rate, su.channels, opt.chunk, opt.dtype};
-  RunStatsConfig sc = stats_config(su, opt);
-  const auto per_round = static_cast<std::size_t>((su.total_frames + opt.chunk - 1) / opt.chunk);
-  sc.series_capacity = std::min<std::size_t>(opt.series_limit, per_round * static_cast<std::size_t>(co.rounds));
+  const RunStatsConfig sc = stats_config(su, opt, co.rounds);
   std::size_t available = 0;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     auto& v = vars[i];
@@ -179,9 +176,8 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
         throw RuntimeFailure("engine: prepare failed (invalid configuration)");
       engine.watch_stop_flag(stop_flag);
       const EngineResult er = engine.run();
-      merge_result(v.merged, er, round == 0 || v.wall_ns == 0);
+      merge_result(v.merged, er, v.wall_ns == 0);
       v.wall_ns += er.end_ns - er.start_ns;
-      v.source_desc = source->describe();
       if (er.status == Status::interrupted) interrupted = true;
       if (!ok(er.source_status) && er.source_status != Status::end_of_stream && er.status != Status::interrupted) {
         v.failed = true;
@@ -198,6 +194,8 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
 
   // ---- reports
   const Environment env = probe_environment();
+  const auto described_source = open_source(su, opt);  // what every variant read, for the workload
+  const NullSink described_sink;
   json out;
   out["schema"] = kCompareSchema;
   out["rounds"] = co.rounds;
@@ -222,9 +220,7 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
       outcome.state = "interrupted";
       outcome.reason = "stopped by a signal";
     }
-    NullSink sink;
-    auto source = open_source(su, opt);
-    Workload w = make_workload(su, opt, *v.backend, *source, sink);
+    Workload w = make_workload(su, opt, *v.backend, *described_source, described_sink);
     w.command = "compare";
     json rep = build_report(w, v.plan, env, v.stats, v.merged, outcome);
     rep["workload"]["variant"] = v.spec.name;

@@ -242,13 +242,8 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   w.command = "monitor";
   w.source = fmt::format("device {} '{}' ({})", in.index, in.name, in.host_api);
   w.sink = duplex ? fmt::format("device {} '{}' ({})", out.index, out.name, out.host_api) : std::string("null");
-  w.backend = backend->name();
-  w.mode = backend->mode();
   w.input = {{"kind", "device"}, {"name", in.name}, {"host_api", in.host_api}};
-  w.state_values = backend->state_values();
-  w.gpu_timing = std::string(backend->name()) == "cuda" && opt.backend.cuda.gpu_timing;
-  w.short_chunk = opt.backend.cuda.recapture_on_shape_change ? "recapture" : "eager";
-  w.counters = backend->counters();
+  describe_backend(w, *backend, opt.backend);
   w.rate = rate;
   w.channels = mo.channels;
   w.chunk_frames = opt.chunk;

@@ -24,11 +24,26 @@ std::size_t Plan::max_step_sections() const {
   return n;
 }
 
-std::vector<double> step_coefficients(const PlanStep& step) {
-  std::vector<double> c;
-  c.reserve(5 * step.sections.size());
-  for (const auto& s : step.sections) c.insert(c.end(), {s[0], s[1], s[2], s[4], s[5]});  // normalised: a0 == 1
-  return c;
+PlanLayout lay_out_plan(const Plan& plan, int channels) {
+  PlanLayout lay;
+  for (const auto& ps : plan.steps) {
+    StepLayout st;
+    if (ps.kind == PlanStep::Kind::cascade) {
+      st.kind = StepLayout::Kind::cascade;
+      st.sections = static_cast<int>(ps.sections.size());
+      st.coef_offset = lay.coef.size();
+      st.state_offset = lay.state_values;
+      for (const auto& s : ps.sections) lay.coef.insert(lay.coef.end(), {s[0], s[1], s[2], s[4], s[5]});  // a0 == 1
+      lay.state_values += 2u * ps.sections.size() * static_cast<std::size_t>(channels);
+      ++lay.cascades;
+    } else {
+      st.kind = ps.kind == PlanStep::Kind::spin ? StepLayout::Kind::spin : StepLayout::Kind::sleep;
+      st.time_ns = ps.time_ns;
+      st.every = std::max<std::uint32_t>(1, ps.every);
+    }
+    lay.steps.push_back(st);
+  }
+  return lay;
 }
 
 std::size_t Plan::host_steps() const { return steps.size() - dispatches(); }

@@ -160,7 +160,7 @@ std::unique_ptr<ChunkSource> open_source(const StreamSetup& su, const StreamOpti
   return std::make_unique<SynthSource>(sp, opt.dtype);
 }
 
-RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt) {
+RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt, int rounds) {
   RunStatsConfig sc;
   sc.chunk_ns = su.chunk_ns;
   sc.budget_ns = su.chunk_ns - su.margin_ns;
@@ -168,7 +168,7 @@ RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt) {
   sc.warmup = static_cast<std::uint64_t>(opt.warmup);
   sc.media_ns_per_frame = 1e9 / (su.rate * (su.max_speed ? 1.0 : su.speed));
   const auto expected = static_cast<std::size_t>((su.total_frames + opt.chunk - 1) / opt.chunk);
-  sc.series_capacity = std::min(opt.series_limit, expected);
+  sc.series_capacity = std::min(opt.series_limit, expected * static_cast<std::size_t>(std::max(1, rounds)));
   return sc;
 }
 
@@ -191,8 +191,6 @@ Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Ba
   w.command = su.command;
   w.source = source.describe();
   w.sink = sink.describe();
-  w.backend = backend.name();
-  w.mode = backend.mode();
   w.rate = su.rate;
   w.channels = su.channels;
   w.chunk_frames = opt.chunk;
@@ -205,11 +203,17 @@ Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Ba
   w.queue_depth = opt.queue_depth;
   w.media_seconds = static_cast<double>(su.total_frames) / su.rate;
   w.input = su.input_desc;
-  w.state_values = backend.state_values();
-  w.gpu_timing = std::string(backend.name()) == "cuda" && opt.backend.cuda.gpu_timing;
-  w.short_chunk = opt.backend.cuda.recapture_on_shape_change ? "recapture" : "eager";
-  w.counters = backend.counters();
+  describe_backend(w, backend, opt.backend);
   return w;
+}
+
+void describe_backend(Workload& w, const Backend& backend, const BackendChoice& choice) {
+  w.backend = backend.name();
+  w.mode = backend.mode();
+  w.state_values = backend.state_values();
+  w.gpu_timing = w.backend == "cuda" && choice.cuda.gpu_timing;
+  w.short_chunk = choice.cuda.recapture_on_shape_change ? "recapture" : "eager";
+  w.counters = backend.counters();
 }
 
 /// One line for a stage failure, with the backend's own error text when it has one.

@@ -81,9 +81,13 @@ StreamSetup setup_stream(const std::string& command, const std::string& input, c
 std::unique_ptr<ChunkSource> open_source(const StreamSetup& su, const StreamOptions& opt);
 /// The plan for `fuse` (the setup's plan when it matches). Throws InputError.
 Plan plan_for(const StreamSetup& su, const StreamOptions& opt, bool fuse);
-RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt);
+/// Statistics for `rounds` passes over the input (the series is sized for all of them).
+RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt, int rounds = 1);
 EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std::size_t trace_capacity);
 /// The workload block of the report for a run of `backend` with `plan`.
+/// Fills the workload's backend fields from a prepared backend and the choice that made it:
+/// name, mode, state values, GPU timing, short-chunk policy, counters.
+void describe_backend(Workload& w, const Backend& backend, const BackendChoice& choice);
 Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Backend& backend,
                        const ChunkSource& source, const ChunkSink& sink);
 
