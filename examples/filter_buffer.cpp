@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   const double rate = 48000;
   const Plan plan = plan_chain(argc > 1 ? argv[1] : "hp:80:4 | lp:2000:6", rate);
   CpuBackend backend;
-  if (backend.prepare({rate, 1, 256, DType::f32}, plan) != Status::ok) return 1;
+  if (backend.prepare({rate, 1, 256, DType::f32}, lay_out_plan(plan, 1)) != Status::ok) return 1;
 
   for (double f : {50.0, 440.0, 1000.0, 4000.0, 12000.0}) {
     backend.reset();

@@ -12,9 +12,10 @@
 #include "rt/pa_device.hpp"
 #include "src/environment.hpp"
 #include "src/errors.hpp"
+#include "src/io/devices.hpp"
 #include "src/plan.hpp"
-#include "src/report.hpp"
-#include "src/run_stats.hpp"
+#include "src/report/report.hpp"
+#include "rt/run_stats.hpp"
 
 int main(int argc, char** argv) {
   using namespace chunkscope;
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   const std::string spec = argc > 2 ? argv[2] : "hp:80:4 | lp:12000:8";
   try {
     PortAudioSession pa;
+    require_portaudio(pa);
     const auto devs = pa.devices();
     const DeviceInfo in = select_device(devs, "", true, pa.host_apis());
     const DeviceInfo out = select_device(devs, "", false, pa.host_apis());
@@ -30,7 +32,7 @@ int main(int argc, char** argv) {
 
     const Plan plan = plan_chain(spec, rate);
     CpuBackend backend;
-    backend.prepare({rate, channels, chunk, DType::f32}, plan);
+    backend.prepare({rate, channels, chunk, DType::f32}, lay_out_plan(plan, channels));
 
     const auto D = static_cast<std::int64_t>(chunk * 1e9 / rate);
     RunStats stats;
@@ -55,10 +57,14 @@ int main(int argc, char** argv) {
     engine.prepare(ec, backend, unused_source, unused_sink, stats);
 
     DeviceStream stream;
-    stream.open(in, &out, rate, channels, chunk, engine);
+    if (!ok(stream.open(in, &out, rate, channels, chunk, engine))) throw RuntimeFailure(stream.error());
     EngineResult result;
     std::thread runner([&] { result = engine.run(); });
-    stream.start();
+    if (!ok(stream.start())) {
+      engine.finish_source();
+      runner.join();
+      throw RuntimeFailure(stream.error());
+    }
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     stream.stop();
     engine.finish_source();

@@ -39,7 +39,6 @@
 #include "kernels/sos_kernels.cuh"
 #include "rt/clock.hpp"
 #include "rt/cpu_backend.hpp"
-#include "src/plan.hpp"
 
 namespace chunkscope {
 namespace {
@@ -60,7 +59,7 @@ class CudaBackend final : public Backend {
   /// RT safe.
   const char* mode() const noexcept override { return cuda_mode_name(opt_.mode); }
   /// Allocates device, pinned and graph resources. Not RT safe.
-  Status prepare(const ProcessSpec& spec, const Plan& plan) override;
+  Status prepare(const ProcessSpec& spec, const ChainLayout& layout) override;
   /// RT safe on the eager and replay routes (no allocation by this code; the CUDA runtime
   /// sets up per-thread state on a thread's first call). A recapture (graph mode with
   /// recapture_on_shape_change) is not RT safe: the driver allocates the new graph.
@@ -175,7 +174,7 @@ void CudaBackend::release() noexcept {
   prepared_ = false;
 }
 
-Status CudaBackend::prepare(const ProcessSpec& spec, const Plan& plan) {
+Status CudaBackend::prepare(const ProcessSpec& spec, const ChainLayout& layout) {
   release();
   err_[0] = '\0';
   if (spec.channels < 1 || spec.channels > kMaxChannels || spec.max_frames < 1 ||
@@ -187,7 +186,7 @@ Status CudaBackend::prepare(const ProcessSpec& spec, const Plan& plan) {
   const unsigned ts = dtype_size(spec.dtype);
 
   // Steps, coefficients and state: the layout the CPU backend runs too.
-  PlanLayout lay = lay_out_plan(plan, spec.channels);
+  ChainLayout lay = layout;
   steps_ = std::move(lay.steps);
   cascade_steps_ = lay.cascades;
   const std::vector<double>& coef64 = lay.coef;
@@ -484,7 +483,7 @@ void CudaBackend::reset() noexcept {
 }  // namespace
 
 // Not RT safe: probes the device and prepares the backend (allocates).
-std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& opt, const Plan& plan, const ProcessSpec& spec,
+std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& opt, const ChainLayout& layout, const ProcessSpec& spec,
                                            std::string* error) {
   try {
     const GpuInfo gpu = probe_gpu();
@@ -493,7 +492,7 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& opt, const Plan& p
       return nullptr;
     }
     auto b = std::make_unique<CudaBackend>(opt);
-    const Status s = b->prepare(spec, plan);
+    const Status s = b->prepare(spec, layout);
     if (!ok(s)) {
       if (error) {
         const char* text = b->last_error();

@@ -9,8 +9,6 @@
 
 namespace chunkscope {
 
-struct Plan;  // src/plan.hpp
-
 struct GpuInfo {
   bool available = false;
   std::string name;     // device 0
@@ -39,10 +37,10 @@ inline const char* cuda_mode_name(CudaOptions::Mode m) noexcept {
   return m == CudaOptions::Mode::graph ? "graph" : "eager";
 }
 
-/// A CUDA backend prepared for `plan` and `spec` (prepare() already called and succeeded),
+/// A CUDA backend prepared for the laid-out chain and `spec` (prepare() already called and succeeded),
 /// or nullptr with *error set to one line naming the reason (no device, CUDA error text,
 /// built without CUDA, capture or instantiate failure). Never throws. Not RT safe.
-std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& opt, const Plan& plan, const ProcessSpec& spec,
+std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& opt, const ChainLayout& layout, const ProcessSpec& spec,
                                            std::string* error);
 
 }  // namespace chunkscope

@@ -14,7 +14,7 @@ GpuInfo probe_gpu() {
 
 bool cuda_built() noexcept { return false; }
 
-std::unique_ptr<Backend> make_cuda_backend(const CudaOptions&, const Plan&, const ProcessSpec&, std::string* error) {
+std::unique_ptr<Backend> make_cuda_backend(const CudaOptions&, const ChainLayout&, const ProcessSpec&, std::string* error) {
   if (error) *error = kNoCuda;
   return nullptr;
 }

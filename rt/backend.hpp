@@ -5,12 +5,11 @@
 //   reset    clears filter state without reallocating.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "rt/status.hpp"
 
 namespace chunkscope {
-
-struct Plan;  // src/plan.hpp
 
 enum class DType : std::uint8_t { f32, f64 };
 
@@ -50,7 +49,7 @@ struct ProcessStats {
 };
 
 /// One planned step as a backend runs it: a cascade's place in the flat coefficient and
-/// state arrays, or a calibration step. Made by lay_out_plan() (src/plan.hpp).
+/// state arrays, or a calibration step.
 struct StepLayout {
   enum class Kind : std::uint8_t { cascade, spin, sleep } kind = Kind::cascade;
   int sections = 0;
@@ -58,6 +57,19 @@ struct StepLayout {
   std::size_t state_offset = 0;  // values into the state array (2 per section per channel)
   std::int64_t time_ns = 0;      // spin/sleep
   std::uint32_t every = 1;       // spin/sleep: paid by one chunk in `every`
+};
+
+/// A planned chain laid out for a backend with a given channel count: one record per step,
+/// every cascade's sections in one array as {b0, b1, b2, a1, a2} (a0 = 1), and the length of
+/// the state array (2 values per section per channel). The planner makes it
+/// (lay_out_plan() in the non-real-time library) and hands it down to prepare(); backends
+/// never see the plan itself. Plain data: copying it allocates.
+struct ChainLayout {
+  std::vector<StepLayout> steps;
+  std::vector<double> coef;
+  std::size_t state_values = 0;
+  std::uint32_t cascades = 0;   // cascade steps (dispatches per chunk)
+  bool fused = true;            // label for reports: the planner fused consecutive filters
 };
 
 /// What a backend did since prepare()/reset(), for reports. Plain counters.
@@ -78,8 +90,9 @@ class Backend {
   virtual const char* name() const noexcept = 0;
   /// Execution mode for reports ("fused", "unfused", "eager", "graph"). RT safe.
   virtual const char* mode() const noexcept = 0;
-  /// Sizes state and scratch for `spec` and `plan`. Allocates; not RT safe.
-  virtual Status prepare(const ProcessSpec& spec, const Plan& plan) = 0;
+  /// Sizes state and scratch for `spec` and the laid-out chain. Allocates, may block; not
+  /// for a real-time thread.
+  virtual Status prepare(const ProcessSpec& spec, const ChainLayout& layout) = 0;
   /// Runs the plan over one chunk in place, carrying state. RT safe: no allocation.
   virtual Status process(AudioView io, ProcessStats* stats) noexcept = 0;
   /// Zeroes filter state and chunk counters. RT safe: no allocation.

@@ -7,7 +7,6 @@
 #include "rt/clock.hpp"
 #include "rt/denormals.hpp"
 #include "rt/sos_math.hpp"
-#include "src/plan.hpp"
 
 namespace chunkscope {
 namespace {
@@ -56,12 +55,12 @@ void pay_calibration(bool spin, std::int64_t ns, ProcessStats& st) noexcept {
   ++st.host_steps;
 }
 
-Status CpuBackend::prepare(const ProcessSpec& spec, const Plan& plan) {
+Status CpuBackend::prepare(const ProcessSpec& spec, const ChainLayout& layout) {
   if (spec.channels < 1 || spec.channels > kMaxChannels || spec.max_frames < 1 ||
       spec.max_frames > kMaxChunkFrames || !(spec.rate > 0))
     return Status::invalid_argument;
   spec_ = spec;
-  PlanLayout lay = lay_out_plan(plan, spec.channels);
+  ChainLayout lay = layout;
   steps_ = std::move(lay.steps);
   coef64_ = std::move(lay.coef);
   coef32_.assign(coef64_.begin(), coef64_.end());

@@ -22,7 +22,7 @@ class CpuBackend final : public Backend {
   const char* name() const noexcept override { return "cpu"; }
   const char* mode() const noexcept override { return fused_label_ ? "fused" : "unfused"; }
   /// Allocates coefficient and state arrays for the plan. Not RT safe.
-  Status prepare(const ProcessSpec& spec, const Plan& plan) override;
+  Status prepare(const ProcessSpec& spec, const ChainLayout& layout) override;
   /// RT safe: no allocation, no locks; flushes denormals for the call.
   Status process(AudioView io, ProcessStats* stats) noexcept override;
   /// RT safe: zeroes state and the chunk counter.

@@ -9,7 +9,7 @@
 #include "rt/checksum.hpp"
 #include "rt/clock.hpp"
 #include "rt/denormals.hpp"
-#include "src/run_stats.hpp"
+#include "rt/run_stats.hpp"
 
 namespace chunkscope {
 

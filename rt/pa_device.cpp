@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "rt/clock.hpp"
-#include "src/errors.hpp"
 
 namespace chunkscope {
 
@@ -31,11 +30,6 @@ auto quiet_stderr(F&& f) {
   return r;
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 int pa_callback(const void* in, void* out, unsigned long frames, const PaStreamCallbackTimeInfo*,
                 PaStreamCallbackFlags status, void* user) {
   return static_cast<DeviceStream*>(user)->on_callback(in, out, frames, status);
@@ -45,11 +39,15 @@ int pa_callback(const void* in, void* out, unsigned long frames, const PaStreamC
 
 PortAudioSession::PortAudioSession() {
   const PaError e = quiet_stderr([] { return Pa_Initialize(); });
-  if (e != paNoError) throw RuntimeFailure(fmt::format("PortAudio: cannot initialise: {}", Pa_GetErrorText(e)));
+  if (e != paNoError) {
+    error_ = fmt::format("PortAudio: cannot initialise: {}", Pa_GetErrorText(e));
+    return;
+  }
+  initialised_ = true;
 }
 
 PortAudioSession::~PortAudioSession() {
-  if (!abandoned_) Pa_Terminate();
+  if (initialised_ && !abandoned_) Pa_Terminate();
 }
 
 StderrSilencer::StderrSilencer() {
@@ -103,52 +101,14 @@ std::vector<DeviceInfo> PortAudioSession::devices() const {
   return v;
 }
 
-DeviceInfo select_device(const std::vector<DeviceInfo>& all, const std::string& want, bool input,
-                         const std::vector<std::string>& host_apis) {
-  const char* dir = input ? "input" : "output";
-  std::vector<DeviceInfo> usable;
-  for (const auto& d : all)
-    if ((input ? d.max_input : d.max_output) > 0) usable.push_back(d);
-  if (usable.empty())
-  {
-    std::string apis;
-    for (const auto& h : host_apis) apis += (apis.empty() ? "" : ", ") + h;
-    throw RuntimeFailure(fmt::format("no audio {} device: looked through PortAudio's host APIs ({}) and found {} device(s) "
-                                     "with {} channels (no sound card, and no JACK server running?)",
-                                     dir, apis.empty() ? "none" : apis, 0, dir));
-  }
-  if (want.empty()) {
-    for (const auto& d : usable)
-      if (input ? d.default_input : d.default_output) return d;
-    return usable.front();
-  }
-  const bool numeric = std::all_of(want.begin(), want.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (numeric) {
-    const int idx = std::stoi(want);
-    for (const auto& d : usable)
-      if (d.index == idx) return d;
-    throw InputError(fmt::format("--{} {}: no {} device has index {}", dir, want, dir, idx));
-  }
-  std::vector<DeviceInfo> hits;
-  for (const auto& d : usable)
-    if (lower(d.name).find(lower(want)) != std::string::npos ||
-        lower(d.host_api + ":" + d.name).find(lower(want)) != std::string::npos)
-      hits.push_back(d);
-  if (hits.size() == 1) return hits.front();
-  std::string names;
-  for (const auto& d : (hits.empty() ? usable : hits))
-    names += fmt::format("{}{} '{}' ({})", names.empty() ? "" : ", ", d.index, d.name, d.host_api);
-  if (hits.empty()) throw InputError(fmt::format("--{} '{}': no {} device matches (devices: {})", dir, want, dir, names));
-  throw InputError(fmt::format("--{} '{}': ambiguous, matches {}", dir, want, names));
-}
-
 DeviceStream::~DeviceStream() {
   stop();
   if (stream_) Pa_CloseStream(static_cast<PaStream*>(stream_));
 }
 
-void DeviceStream::open(const DeviceInfo& input, const DeviceInfo* output, double rate, int channels, int frames,
-                        Engine& engine) {
+Status DeviceStream::open(const DeviceInfo& input, const DeviceInfo* output, double rate, int channels, int frames,
+                          Engine& engine) {
+  error_.clear();
   prepare_callback(engine, output != nullptr);
   PaStreamParameters ip{};
   ip.device = input.index;
@@ -165,15 +125,18 @@ void DeviceStream::open(const DeviceInfo& input, const DeviceInfo* output, doubl
   PaStream* s = nullptr;
   const PaError e = Pa_OpenStream(&s, &ip, duplex_ ? &op : nullptr, rate, static_cast<unsigned long>(frames),
                                   paClipOff | paDitherOff, pa_callback, this);
-  if (e != paNoError)
-    throw RuntimeFailure(fmt::format("audio device '{}' ({}): cannot open a {} ch stream at {} Hz with {} frames: {}",
-                                     input.name, input.host_api, channels, rate, frames, Pa_GetErrorText(e)));
+  if (e != paNoError) {
+    error_ = fmt::format("audio device '{}' ({}): cannot open a {} ch stream at {} Hz with {} frames: {}", input.name,
+                         input.host_api, channels, rate, frames, Pa_GetErrorText(e));
+    return Status::device_error;
+  }
   stream_ = s;
   if (const PaStreamInfo* si = Pa_GetStreamInfo(s)) {
     in_lat_ = si->inputLatency;
     out_lat_ = si->outputLatency;
     rate_ = si->sampleRate;
   }
+  return Status::ok;
 }
 
 void DeviceStream::prepare_callback(Engine& engine, bool duplex) {
@@ -186,10 +149,14 @@ void DeviceStream::prepare_callback(Engine& engine, bool duplex) {
   callbacks_.store(0);
 }
 
-void DeviceStream::start() {
+Status DeviceStream::start() {
   const PaError e = Pa_StartStream(static_cast<PaStream*>(stream_));
-  if (e != paNoError) throw RuntimeFailure(fmt::format("audio stream: cannot start: {}", Pa_GetErrorText(e)));
+  if (e != paNoError) {
+    error_ = fmt::format("audio stream: cannot start: {}", Pa_GetErrorText(e));
+    return Status::device_error;
+  }
   started_ = true;
+  return Status::ok;
 }
 
 void DeviceStream::stop() noexcept {

@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "rt/engine.hpp"
-#include "src/stats/histogram.hpp"
+#include "rt/stats/histogram.hpp"
+#include "rt/status.hpp"
 
 namespace chunkscope {
 
@@ -41,13 +42,19 @@ struct DeviceInfo {
 };
 
 /// Initialises PortAudio for the object's lifetime (ALSA's start-up chatter on stderr is
-/// silenced). Not RT safe. Throws RuntimeFailure when PortAudio cannot start.
+/// silenced). Allocates, blocks; never throws: ok() and error() say whether PortAudio
+/// started.
 class PortAudioSession {
  public:
   PortAudioSession();
+  /// True when Pa_Initialize succeeded. No allocation, no blocking.
+  bool ok() const noexcept { return initialised_; }
+  /// Why PortAudio did not start ("" when it did). No allocation, no blocking.
+  const std::string& error() const noexcept { return error_; }
   ~PortAudioSession();
   PortAudioSession(const PortAudioSession&) = delete;
   PortAudioSession& operator=(const PortAudioSession&) = delete;
+  /// Every device PortAudio knows. Allocates, may block.
   std::vector<DeviceInfo> devices() const;
   /// Skip Pa_Terminate at destruction: after a JACK server died under an open stream,
   /// PortAudio's JACK host API aborts the process while cleaning up. Not RT safe.
@@ -57,13 +64,9 @@ class PortAudioSession {
 
  private:
   bool abandoned_ = false;
+  bool initialised_ = false;
+  std::string error_;
 };
-
-/// Finds a device by index or case-insensitive name substring among those with input
-/// (or output) channels; "" picks the default. Throws RuntimeFailure (no device at all)
-/// or InputError (no match, or several: the message lists them).
-DeviceInfo select_device(const std::vector<DeviceInfo>& all, const std::string& want, bool input,
-                         const std::vector<std::string>& host_apis);
 
 struct XrunEntry {
   std::uint64_t callback;  // callback index
@@ -78,14 +81,18 @@ class DeviceStream {
   DeviceStream(const DeviceStream&) = delete;
   DeviceStream& operator=(const DeviceStream&) = delete;
 
-  /// Opens input (and output unless output.index < 0) at `rate`, `channels`, `frames` per
-  /// callback, float32. Not RT safe. Throws RuntimeFailure with PortAudio's error text.
-  void open(const DeviceInfo& input, const DeviceInfo* output, double rate, int channels, int frames, Engine& engine);
+  /// Opens input (and output when `output` is given) at `rate`, `channels`, `frames` per
+  /// callback, float32. Allocates, blocks. On failure returns Status::device_error and
+  /// error() holds one line with PortAudio's error text.
+  Status open(const DeviceInfo& input, const DeviceInfo* output, double rate, int channels, int frames, Engine& engine);
   /// Sizes what the callback touches (xrun list, period histogram) and binds the engine;
-  /// open() calls it. Not RT safe.
+  /// open() calls it. Allocates; not for a real-time thread.
   void prepare_callback(Engine& engine, bool duplex);
-  void start();
-  /// Stops the stream (waits for the last callback). Not RT safe.
+  /// Starts the stream. Allocates, blocks. Status::device_error with error() on failure.
+  Status start();
+  /// The last open()/start() failure in one line ("" when none). No allocation.
+  const std::string& error() const noexcept { return error_; }
+  /// Stops the stream (waits for the last callback). No allocation; blocks.
   void stop() noexcept;
   /// Leaves a stream whose server died unclosed (see PortAudioSession::abandon). Not RT safe.
   void abandon() noexcept {
@@ -108,7 +115,7 @@ class DeviceStream {
   double reported_output_latency() const { return out_lat_; }
   double actual_rate() const { return rate_; }
 
-  /// The PortAudio callback body. RT safe: no allocation, lock, I/O or logging.
+  /// The PortAudio callback body. No allocation, never blocks (no lock, I/O or logging).
   int on_callback(const void* in, void* out, unsigned long frames, unsigned long status) noexcept;
 
  private:
@@ -123,6 +130,7 @@ class DeviceStream {
   stats::LogHistogram period_;
   double in_lat_ = 0, out_lat_ = 0, rate_ = 0;
   bool started_ = false;
+  std::string error_;
 };
 
 }  // namespace chunkscope

@@ -30,7 +30,7 @@ BenchRow bench_one(const BenchOptions& opt, bool fused, int channels, int sectio
   const Plan plan = plan_chain(bench_chain(sections), opt.rate, fused);
   CpuBackend be(fused);
   ProcessSpec spec{opt.rate, channels, chunk, dt};
-  if (!ok(be.prepare(spec, plan))) throw std::runtime_error("bench: backend prepare failed");
+  if (!ok(be.prepare(spec, lay_out_plan(plan, spec.channels)))) throw std::runtime_error("bench: backend prepare failed");
   std::vector<T> buf(static_cast<std::size_t>(chunk) * static_cast<std::size_t>(channels));
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(-0.5, 0.5);

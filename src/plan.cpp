@@ -24,8 +24,9 @@ std::size_t Plan::max_step_sections() const {
   return n;
 }
 
-PlanLayout lay_out_plan(const Plan& plan, int channels) {
-  PlanLayout lay;
+ChainLayout lay_out_plan(const Plan& plan, int channels) {
+  ChainLayout lay;
+  lay.fused = plan.fused;
   for (const auto& ps : plan.steps) {
     StepLayout st;
     if (ps.kind == PlanStep::Kind::cascade) {

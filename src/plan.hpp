@@ -39,16 +39,8 @@ struct Plan {
   std::size_t host_steps() const;
 };
 
-/// A plan laid out for a backend with `channels` channels: one record per step, every
-/// cascade's sections in one array as {b0, b1, b2, a1, a2} (a0 = 1), and the length of the
-/// state array (2 values per section per channel). The CPU and CUDA backends both run it.
-struct PlanLayout {
-  std::vector<StepLayout> steps;
-  std::vector<double> coef;
-  std::size_t state_values = 0;
-  std::uint32_t cascades = 0;
-};
-PlanLayout lay_out_plan(const Plan& plan, int channels);
+/// The plan laid out for a backend with `channels` channels (rt/backend.hpp, ChainLayout).
+ChainLayout lay_out_plan(const Plan& plan, int channels);
 
 /// Parses and designs `spec` at `rate` and plans it. Throws InputError.
 Plan plan_chain(const std::string& spec, double rate, bool fuse = true);

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sndfile.h>
 
-#include "src/audio_file.hpp"
+#include "src/io/audio_file.hpp"
 #include "src/errors.hpp"
 #include "tests/test_util.hpp"
 

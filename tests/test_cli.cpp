@@ -64,7 +64,7 @@ TEST_CASE("cli process: the output equals the library run chunk by chunk") {
   REQUIRE(y.size() == x.size());
   const auto plan = chunkscope::plan_chain("hp:80:4 | lp:8000:4", 48000);
   chunkscope::CpuBackend be;
-  REQUIRE(be.prepare({48000, 2, 4096, chunkscope::DType::f64}, plan) == chunkscope::Status::ok);
+  REQUIRE(be.prepare({48000, 2, 4096, chunkscope::DType::f64}, lay_out_plan(plan, 2)) == chunkscope::Status::ok);
   for (std::size_t pos = 0; pos < x.size() / 2; pos += 4096) {
     const int n = static_cast<int>(std::min<std::size_t>(4096, x.size() / 2 - pos));
     REQUIRE(be.process({x.data() + 2 * pos, n, 2, chunkscope::DType::f64}, nullptr) == chunkscope::Status::ok);

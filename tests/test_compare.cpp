@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/gpu.hpp"
-#include "src/compare_cmd.hpp"
+#include "src/cli/compare_cmd.hpp"
 #include "src/errors.hpp"
 #include "src/plan.hpp"
 #include "tests/test_util.hpp"

@@ -70,7 +70,7 @@ std::unique_ptr<Backend> make(CudaOptions::Mode mode, const Plan& plan, const Pr
   o.gpu_timing = timing;
   o.recapture_on_shape_change = recapture;
   std::string err;
-  auto b = make_cuda_backend(o, plan, spec, &err);
+  auto b = make_cuda_backend(o, lay_out_plan(plan, spec.channels), spec, &err);
   INFO("make_cuda_backend: " << err);
   REQUIRE(b != nullptr);
   return b;
@@ -95,7 +95,7 @@ void check_against_cpu(const Plan& plan, int frames, int channels, int chunks, i
   const DType dt = dtype_of<T>();
   const ProcessSpec spec{48000, channels, frames, dt};
   CpuBackend cpu;
-  REQUIRE(cpu.prepare(spec, plan) == Status::ok);
+  REQUIRE(cpu.prepare(spec, lay_out_plan(plan, spec.channels)) == Status::ok);
   auto eager = make(CudaOptions::Mode::eager, plan, spec);
   auto graph = make(CudaOptions::Mode::graph, plan, spec, recapture);
   CHECK(eager->state_values() == cpu.state_values());
@@ -203,7 +203,7 @@ TEST_CASE("cuda: make_cuda_backend without a usable device returns nullptr and s
     CudaOptions o;
     o.mode = mode;
     std::string err;
-    auto b = make_cuda_backend(o, plan, {48000, 2, 256, DType::f32}, &err);
+    auto b = make_cuda_backend(o, lay_out_plan(plan, 2), {48000, 2, 256, DType::f32}, &err);
     CHECK(b == nullptr);
     CHECK_FALSE(err.empty());
     CHECK(err.find("CUDA") != std::string::npos);
@@ -388,6 +388,6 @@ TEST_CASE("cuda: a chunk that does not fit the prepared shape is refused") {
   CHECK(b->process({buf.data(), 128, 2, DType::f64}, nullptr) == Status::shape_mismatch);
   std::string err;
   CudaOptions o;
-  CHECK(make_cuda_backend(o, plan, {48000, 65, 256, DType::f32}, &err) == nullptr);
+  CHECK(make_cuda_backend(o, lay_out_plan(plan, 65), {48000, 65, 256, DType::f32}, &err) == nullptr);
   CHECK(err.find("channels") != std::string::npos);
 }

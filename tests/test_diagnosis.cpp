@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "src/diagnosis.hpp"
+#include "src/report/diagnosis.hpp"
 #include "tests/report_fixture.hpp"
 
 using nlohmann::json;

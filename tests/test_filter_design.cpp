@@ -174,7 +174,7 @@ TEST_CASE("CPU backend f64 equals scipy.signal.sosfilt within 1e-12") {
     d.sections = sos;
     const Plan plan = plan_stages({d}, 48000, true, "sos");
     CpuBackend be;
-    REQUIRE(be.prepare({48000, 1, 4096, DType::f64}, plan) == Status::ok);
+    REQUIRE(be.prepare({48000, 1, 4096, DType::f64}, lay_out_plan(plan, 1)) == Status::ok);
     std::vector<double> y = x;
     REQUIRE(be.process({y.data(), static_cast<int>(y.size()), 1, DType::f64}, nullptr) == Status::ok);
     const auto want = chain["y"].get<std::vector<double>>();

@@ -10,9 +10,9 @@
 #include "rt/cpu_backend.hpp"
 #include "rt/engine.hpp"
 #include "rt/pa_device.hpp"
-#include "src/audio_file.hpp"
-#include "src/run_stats.hpp"
-#include "src/stream_io.hpp"
+#include "src/io/audio_file.hpp"
+#include "rt/run_stats.hpp"
+#include "src/io/file_stream.hpp"
 #include "tests/test_util.hpp"
 #include <readerwriterqueue/readerwriterqueue.h>
 #include <sndfile.h>
@@ -99,7 +99,7 @@ TEST_CASE("CpuBackend::process allocates nothing over 1000 chunks (f32 and f64, 
   const Plan plan = plan_chain("hp:80:4 | lp:12000:8 | spin:1us:every=3 | peak:1000:gain=2", 48000);
   for (DType dt : {DType::f32, DType::f64}) {
     CpuBackend be;
-    REQUIRE(be.prepare({48000, 8, 256, dt}, plan) == Status::ok);
+    REQUIRE(be.prepare({48000, 8, 256, dt}, lay_out_plan(plan, 8)) == Status::ok);
     std::vector<double> buf(256 * 8, 0.25);
     ProcessStats st;
     const long before = g_news.load();
@@ -123,7 +123,7 @@ Counts engine_run_allocations(double seconds, bool file_io, const std::string& d
   const int chunk = 64, ch = 2;
   const Plan plan = plan_chain("hp:80:4 | lp:12000:8 | peak:1000:gain=2", rate);
   CpuBackend be;
-  REQUIRE(be.prepare({rate, ch, chunk, DType::f32}, plan) == Status::ok);
+  REQUIRE(be.prepare({rate, ch, chunk, DType::f32}, lay_out_plan(plan, ch)) == Status::ok);
   std::unique_ptr<ChunkSource> src;
   std::unique_ptr<ChunkSink> sink;
   const auto frames = static_cast<std::int64_t>(seconds * rate);
@@ -213,7 +213,7 @@ TEST_CASE("the device callback allocates nothing: 10,000 full-duplex callbacks")
   const int chunk = 64, ch = 2;
   const Plan plan = plan_chain("hp:80:4 | lp:12000:8", rate);
   CpuBackend be;
-  REQUIRE(be.prepare({rate, ch, chunk, DType::f32}, plan) == Status::ok);
+  REQUIRE(be.prepare({rate, ch, chunk, DType::f32}, lay_out_plan(plan, ch)) == Status::ok);
   RunStats stats;
   RunStatsConfig sc;
   sc.chunk_ns = 1333333;

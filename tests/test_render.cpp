@@ -11,8 +11,8 @@
 #include "src/errors.hpp"
 #include "src/render/cadence_report.hpp"
 #include "src/render/html.hpp"
-#include "src/render/report_json.hpp"
-#include "src/report_cmd.hpp"
+#include "src/report/report_json.hpp"
+#include "src/cli/report_cmd.hpp"
 #include "tests/report_fixture.hpp"
 #include "tests/test_util.hpp"
 

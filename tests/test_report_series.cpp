@@ -12,8 +12,8 @@
 #include "rt/checksum.hpp"
 #include "rt/cpu_backend.hpp"
 #include "src/plan.hpp"
-#include "src/report.hpp"
-#include "src/stream_io.hpp"
+#include "src/report/report.hpp"
+#include "src/io/file_stream.hpp"
 #include "tests/test_util.hpp"
 
 using nlohmann::json;
@@ -115,7 +115,7 @@ TEST_CASE("signature, input and checksums describe the run well enough to recomp
   sp.frames = 24000;
   SynthSource src(sp, DType::f32);
   CpuBackend be;
-  REQUIRE(be.prepare({rate, ch, chunk, DType::f32}, plan) == Status::ok);
+  REQUIRE(be.prepare({rate, ch, chunk, DType::f32}, lay_out_plan(plan, ch)) == Status::ok);
   std::vector<float> buf(static_cast<std::size_t>(chunk * ch));
   std::size_t matched_in = 0, matched_out = 0;
   for (std::size_t k = 0; k < K; ++k) {

@@ -12,7 +12,7 @@
 
 #include "kernels/gpu.hpp"
 #include "src/errors.hpp"
-#include "src/stage_bench.hpp"
+#include "src/cli/stage_bench.hpp"
 #include "tests/test_util.hpp"
 
 using nlohmann::json;

@@ -8,16 +8,17 @@
 
 #include "chunkscope/version.hpp"
 #include "src/bench.hpp"
-#include "src/cli/commands.hpp"
+#include "src/io/output_file.hpp"
 #include "src/errors.hpp"
 #include "src/filter_design.hpp"
 #include "src/plan.hpp"
-#include "src/process_file.hpp"
-#include "src/stream_cmd.hpp"
-#include "src/monitor_cmd.hpp"
-#include "src/compare_cmd.hpp"
-#include "src/report_cmd.hpp"
-#include "src/stage_bench.hpp"
+#include "src/backends.hpp"
+#include "src/cli/process_cmd.hpp"
+#include "src/cli/stream_cmd.hpp"
+#include "src/cli/monitor_cmd.hpp"
+#include "src/cli/compare_cmd.hpp"
+#include "src/cli/report_cmd.hpp"
+#include "src/cli/stage_bench.hpp"
 
 #include <atomic>
 #include <csignal>

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "src/errors.hpp"
-#include "src/render/report_json.hpp"
-#include "src/report.hpp"
+#include "src/report/report_json.hpp"
+#include "src/report/report.hpp"
 
 namespace chunkscope {
 

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "src/diagnosis.hpp"
+#include "src/report/diagnosis.hpp"
 #include "src/errors.hpp"
-#include "src/render/report_json.hpp"
-#include "src/report.hpp"
+#include "src/report/report_json.hpp"
+#include "src/report/report.hpp"
 
 namespace chunkscope {
 

@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "src/stats/histogram.hpp"
-#include "src/stats/interval_recorder.hpp"
+#include "rt/stats/histogram.hpp"
+#include "rt/stats/interval_recorder.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "src/stage_bench.hpp"
+#include "src/cli/stage_bench.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,14 +18,14 @@
 #include "rt/checksum.hpp"
 #include "rt/clock.hpp"
 #include "rt/denormals.hpp"
-#include "src/cli/commands.hpp"
+#include "src/io/output_file.hpp"
 #include "src/errors.hpp"
 #include "src/plan.hpp"
-#include "src/process_file.hpp"
-#include "src/report.hpp"
-#include "src/report_cmd.hpp"
-#include "src/stats/histogram.hpp"
-#include "src/stream_io.hpp"
+#include "src/backends.hpp"
+#include "src/report/report.hpp"
+#include "src/cli/report_cmd.hpp"
+#include "rt/stats/histogram.hpp"
+#include "src/io/file_stream.hpp"
 
 namespace chunkscope {
 

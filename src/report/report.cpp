@@ -1,4 +1,4 @@
-#include "src/report.hpp"
+#include "src/report/report.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -6,9 +6,9 @@
 #include <fstream>
 
 #include "kernels/gpu.hpp"
-#include "src/diagnosis.hpp"
+#include "src/report/diagnosis.hpp"
 #include "src/errors.hpp"
-#include "src/stats/hgrm.hpp"
+#include "src/report/hgrm.hpp"
 
 namespace chunkscope {
 

@@ -1,4 +1,4 @@
-#include "src/run_stats.hpp"
+#include "rt/run_stats.hpp"
 
 #include <algorithm>
 #include <climits>

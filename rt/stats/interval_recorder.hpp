@@ -40,7 +40,7 @@
 #include <mutex>
 #include <thread>
 
-#include "src/stats/histogram.hpp"
+#include "rt/stats/histogram.hpp"
 
 namespace chunkscope::stats {
 

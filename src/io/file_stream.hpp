@@ -6,7 +6,7 @@
 #include <string>
 
 #include "rt/stream_io.hpp"
-#include "src/audio_file.hpp"
+#include "src/io/audio_file.hpp"
 
 namespace chunkscope {
 

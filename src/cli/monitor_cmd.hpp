@@ -4,7 +4,7 @@
 #include <atomic>
 #include <string>
 
-#include "src/stream_cmd.hpp"
+#include "src/cli/stream_cmd.hpp"
 
 namespace chunkscope {
 

@@ -10,9 +10,9 @@
 #include "rt/backend.hpp"
 #include "rt/engine.hpp"
 #include "src/plan.hpp"
-#include "src/process_file.hpp"
-#include "src/report.hpp"
-#include "src/run_stats.hpp"
+#include "src/backends.hpp"
+#include "src/report/report.hpp"
+#include "rt/run_stats.hpp"
 
 namespace chunkscope {
 

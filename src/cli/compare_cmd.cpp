@@ -1,4 +1,4 @@
-#include "src/compare_cmd.hpp"
+#include "src/cli/compare_cmd.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -7,12 +7,12 @@
 #include <set>
 #include <sstream>
 
-#include "src/cli/commands.hpp"
+#include "src/io/output_file.hpp"
 #include "src/environment.hpp"
 #include "src/errors.hpp"
-#include "src/report.hpp"
-#include "src/run_stats.hpp"
-#include "src/stream_io.hpp"
+#include "src/report/report.hpp"
+#include "rt/run_stats.hpp"
+#include "src/io/file_stream.hpp"
 
 namespace chunkscope {
 

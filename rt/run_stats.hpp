@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "rt/chunk.hpp"
-#include "src/stats/histogram.hpp"
-#include "src/stats/interval_recorder.hpp"
+#include "rt/stats/histogram.hpp"
+#include "rt/stats/interval_recorder.hpp"
 
 namespace chunkscope {
 

@@ -1,4 +1,4 @@
-#include "src/stats/histogram.hpp"
+#include "rt/stats/histogram.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,14 +81,8 @@ long double to_long_double(const U256& a) noexcept {
 }  // namespace
 
 LogHistogram::LogHistogram(std::uint64_t highest_trackable, int significant_digits) {
-  if (significant_digits < kMinSignificantDigits || significant_digits > kMaxSignificantDigits) {
-    throw std::invalid_argument("LogHistogram: significant_digits must be 1..5, got " +
-                                std::to_string(significant_digits));
-  }
-  if (highest_trackable < 2) {
-    throw std::invalid_argument("LogHistogram: highest_trackable must be >= 2, got " +
-                                std::to_string(highest_trackable));
-  }
+  significant_digits = std::clamp(significant_digits, kMinSignificantDigits, kMaxSignificantDigits);
+  highest_trackable = std::max<std::uint64_t>(highest_trackable, 2);
   const int m = sub_bucket_count_magnitude_for(significant_digits);
   digits_ = significant_digits;
   highest_ = highest_trackable;
@@ -132,14 +126,9 @@ void LogHistogram::reset() noexcept {
   sumsq_hi_ = 0;
 }
 
-void LogHistogram::add(const LogHistogram& other) {
-  if (!same_layout(other)) {
-    throw std::invalid_argument("LogHistogram::add: layouts differ (highest_trackable " +
-                                std::to_string(highest_) + "/" + std::to_string(other.highest_) +
-                                ", significant_digits " + std::to_string(digits_) + "/" +
-                                std::to_string(other.digits_) + ")");
-  }
-  if (other.total_ == 0) return;
+bool LogHistogram::add(const LogHistogram& other) noexcept {
+  if (!same_layout(other)) return false;
+  if (other.total_ == 0) return true;
   const std::size_t last = other.last_recorded_index();
   for (std::size_t i = other.first_recorded_index(); i <= last; ++i) counts_[i] += other.counts_[i];
   total_ += other.total_;
@@ -149,6 +138,7 @@ void LogHistogram::add(const LogHistogram& other) {
   sum_ += other.sum_;
   sumsq_lo_ += other.sumsq_lo_;
   sumsq_hi_ += other.sumsq_hi_ + static_cast<std::uint64_t>(sumsq_lo_ < other.sumsq_lo_);
+  return true;
 }
 
 std::uint64_t LogHistogram::value_at_percentile(double p) const noexcept {

@@ -1,4 +1,4 @@
-#include "src/stats/hgrm.hpp"
+#include "src/report/hgrm.hpp"
 
 #include <algorithm>
 #include <charconv>

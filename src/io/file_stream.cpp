@@ -1,4 +1,4 @@
-#include "src/stream_io.hpp"
+#include "src/io/file_stream.hpp"
 
 #include <cmath>
 #include <cstring>

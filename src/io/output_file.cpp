@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 #include <fstream>
 
-#include "src/cli/commands.hpp"
+#include "src/io/output_file.hpp"
 #include "src/errors.hpp"
 
 namespace chunkscope {

@@ -1,48 +1,13 @@
-#include "src/process_file.hpp"
+#include "src/cli/process_cmd.hpp"
 
 #include <fmt/format.h>
 #include <vector>
 
-#include "rt/cpu_backend.hpp"
-#include "src/audio_file.hpp"
+#include "src/backends.hpp"
+#include "src/io/audio_file.hpp"
 #include "src/errors.hpp"
 
 namespace chunkscope {
-
-DType parse_dtype(const std::string& s) {
-  if (s == "f32" || s == "float32" || s == "float") return DType::f32;
-  if (s == "f64" || s == "float64" || s == "double") return DType::f64;
-  throw InputError(fmt::format("--dtype: '{}' is not f32 or f64", s));
-}
-
-void check_chunk_frames(long long n, const char* what) {
-  if (n < 1 || n > kMaxChunkFrames)
-    throw InputError(fmt::format("{}: {} frames is out of range 1..{}", what, n, kMaxChunkFrames));
-}
-
-std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& spec) {
-  auto b = std::make_unique<CpuBackend>(plan.fused);
-  const Status s = b->prepare(spec, plan);
-  if (!ok(s)) throw RuntimeFailure(fmt::format("cpu backend: prepare failed: {}", describe(s)));
-  return b;
-}
-
-CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what) {
-  if (s == "eager") return CudaOptions::Mode::eager;
-  if (s == "graph") return CudaOptions::Mode::graph;
-  throw InputError(fmt::format("{}: '{}' is not eager or graph", what, s));
-}
-
-std::unique_ptr<Backend> make_backend(const BackendChoice& choice, const Plan& plan, const ProcessSpec& spec) {
-  if (choice.backend == "cpu") return make_cpu_backend(plan, spec);
-  if (choice.backend == "cuda") {
-    std::string err;
-    auto b = make_cuda_backend(choice.cuda, plan, spec, &err);
-    if (!b) throw RuntimeFailure(fmt::format("--backend cuda: {}", err.empty() ? "unavailable" : err));
-    return b;
-  }
-  throw InputError(fmt::format("--backend: '{}' is not cpu or cuda", choice.backend));
-}
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "src/audio_file.hpp"
+#include "src/io/audio_file.hpp"
 
 #include <algorithm>
 #include <cstdio>

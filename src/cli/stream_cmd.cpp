@@ -1,4 +1,4 @@
-#include "src/stream_cmd.hpp"
+#include "src/cli/stream_cmd.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -12,14 +12,14 @@
 #include "rt/cpu_backend.hpp"
 #include "rt/engine.hpp"
 #include "src/chain_spec.hpp"
-#include "src/cli/commands.hpp"
+#include "src/io/output_file.hpp"
 #include "src/environment.hpp"
 #include "src/errors.hpp"
 #include "src/plan.hpp"
-#include "src/process_file.hpp"
-#include "src/report.hpp"
-#include "src/run_stats.hpp"
-#include "src/stream_io.hpp"
+#include "src/backends.hpp"
+#include "src/report/report.hpp"
+#include "rt/run_stats.hpp"
+#include "src/io/file_stream.hpp"
 
 namespace chunkscope {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "src/stream_cmd.hpp"
+#include "src/cli/stream_cmd.hpp"
 
 namespace chunkscope {
 

@@ -1,4 +1,4 @@
-#include "src/diagnosis.hpp"
+#include "src/report/diagnosis.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "src/render/report_json.hpp"
-#include "src/report.hpp"
+#include "src/report/report_json.hpp"
+#include "src/report/report.hpp"
 
 namespace chunkscope {
 

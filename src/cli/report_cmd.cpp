@@ -1,4 +1,4 @@
-#include "src/report_cmd.hpp"
+#include "src/cli/report_cmd.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -7,12 +7,12 @@
 #include <iostream>
 #include <sstream>
 
-#include "src/compare_cmd.hpp"
-#include "src/diagnosis.hpp"
+#include "src/cli/compare_cmd.hpp"
+#include "src/report/diagnosis.hpp"
 #include "src/errors.hpp"
 #include "src/render/cadence_report.hpp"
 #include "src/render/html.hpp"
-#include "src/report.hpp"
+#include "src/report/report.hpp"
 
 namespace chunkscope {
 

@@ -1,4 +1,4 @@
-#include "src/monitor_cmd.hpp"
+#include "src/cli/monitor_cmd.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -13,9 +13,10 @@
 #include "src/chain_spec.hpp"
 #include "src/environment.hpp"
 #include "src/errors.hpp"
-#include "src/process_file.hpp"
-#include "src/report.hpp"
-#include "src/run_stats.hpp"
+#include "src/io/devices.hpp"
+#include "src/backends.hpp"
+#include "src/report/report.hpp"
+#include "rt/run_stats.hpp"
 
 namespace chunkscope {
 
@@ -23,6 +24,7 @@ using nlohmann::json;
 
 int run_devices(bool json_out) {
   PortAudioSession pa;
+  require_portaudio(pa);
   const auto devs = pa.devices();
   if (json_out) {
     json j;
@@ -104,6 +106,7 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   const ReportPaths paths = resolve_report_paths(opt);
 
   PortAudioSession pa;
+  require_portaudio(pa);
   const auto devs = pa.devices();
   const DeviceInfo in = select_device(devs, mo.input, true, pa.host_apis());
   const bool duplex = mo.output != "none";
@@ -164,15 +167,17 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
 
   DeviceStream stream;
   StderrSilencer quiet;  // PortAudio's own diagnostics; ours come after restore()
-  stream.open(in, duplex ? &out : nullptr, rate, mo.channels, opt.chunk, engine);
+  if (!ok(stream.open(in, duplex ? &out : nullptr, rate, mo.channels, opt.chunk, engine))) {
+    quiet.restore();
+    throw RuntimeFailure(stream.error());
+  }
   EngineResult er;
   std::thread runner([&] { er = engine.run(); });
-  try {
-    stream.start();
-  } catch (...) {
+  if (!ok(stream.start())) {
     engine.finish_source();
     runner.join();
-    throw;
+    quiet.restore();
+    throw RuntimeFailure(stream.error());
   }
 
   // ---- supervise: duration, signals, device health, live view

@@ -54,8 +54,9 @@ class LogHistogram {
     return static_cast<int>(std::bit_width(2 * ten_pow - 1));
   }
 
-  /// Allocates the counts. Throws std::invalid_argument unless
-  /// 2 <= highest_trackable and 1 <= significant_digits <= 5.
+  /// Allocates the counts; never throws. Out-of-range arguments are clamped:
+  /// highest_trackable to at least 2, significant_digits into 1..5 (read them back with
+  /// highest_trackable() and significant_digits()).
   explicit LogHistogram(std::uint64_t highest_trackable = kDefaultHighestTrackable,
                         int significant_digits = kDefaultSignificantDigits);
 
@@ -73,9 +74,9 @@ class LogHistogram {
   /// Clears counts and statistics, keeping the allocation. RT safe: no allocation,
   /// O(slots between min and max).
   void reset() noexcept;
-  /// Adds another histogram's data. Not real-time (O(slots)); throws
-  /// std::invalid_argument unless other has the same layout.
-  void add(const LogHistogram& other);
+  /// Adds another histogram's data. No allocation, O(slots): not for a real-time thread.
+  /// Returns false, changing nothing, when other has another layout.
+  bool add(const LogHistogram& other) noexcept;
 
   /// Number of recorded values. RT safe.
   std::uint64_t count() const noexcept { return total_; }

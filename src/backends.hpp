@@ -1,6 +1,6 @@
 #pragma once
-// `chunkscope process`: a file through the chain in chunks on the calling thread. The
-// streaming engine uses the same reader, writer and backend.
+// The backend factory: a backend of the chosen kind, prepared for a plan (the plan is laid
+// out here and handed down, so backends never depend on the planner). Not real-time.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -10,24 +10,6 @@
 #include "src/plan.hpp"
 
 namespace chunkscope {
-
-struct ProcessOptions {
-  std::string chain;
-  int chunk = 1024;
-  DType dtype = DType::f32;
-  bool fuse = true;
-  std::string backend = "cpu";  // cpu or cuda
-  CudaOptions cuda;
-};
-
-struct ProcessResult {
-  std::int64_t frames = 0;
-  std::int64_t chunks = 0;
-  double rate = 0;
-  int channels = 0;
-  std::size_t dispatches_per_chunk = 0;
-  std::string in_format, out_format;
-};
 
 /// Parses a dtype name ("f32", "f64", also "float32", "float64"). Throws InputError.
 DType parse_dtype(const std::string& s);
@@ -52,8 +34,5 @@ CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what = "--mo
 /// backend name. Not RT safe.
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice, const Plan& plan, const ProcessSpec& spec);
 
-/// Runs `in` through the chain into `out`. Throws InputError / RuntimeFailure; on any error
-/// the output file is not left behind.
-ProcessResult process_file(const std::string& in, const std::string& out, const ProcessOptions& opt);
 
 }  // namespace chunkscope

@@ -29,7 +29,7 @@
 #include <iosfwd>
 #include <vector>
 
-#include "src/stats/histogram.hpp"
+#include "rt/stats/histogram.hpp"
 
 namespace chunkscope::stats {
 

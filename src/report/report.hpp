@@ -10,7 +10,7 @@
 #include "rt/engine.hpp"
 #include "src/environment.hpp"
 #include "src/plan.hpp"
-#include "src/run_stats.hpp"
+#include "rt/run_stats.hpp"
 
 namespace chunkscope {
 

@@ -1,0 +1,18 @@
+# Fails when a file of the real-time layer (rt/, kernels/) includes anything above it:
+# an include of src/, or a relative include that climbs out of its folder.
+#   cmake -DROOT=<source dir> -P tests/check_layers.cmake
+file(GLOB_RECURSE files ${ROOT}/rt/* ${ROOT}/kernels/*)
+set(bad "")
+foreach(f ${files})
+  file(STRINGS ${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<](src/|\\.\\./)")
+  foreach(l ${lines})
+    file(RELATIVE_PATH rel ${ROOT} ${f})
+    list(APPEND bad "${rel}: ${l}")
+  endforeach()
+endforeach()
+if(bad)
+  list(JOIN bad "\n  " text)
+  message(FATAL_ERROR "rt/ and kernels/ must not include code above them:\n  ${text}")
+endif()
+list(LENGTH files n)
+message(STATUS "layers: ${n} files in rt/ and kernels/, none includes src/")
