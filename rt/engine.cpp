@@ -4,6 +4,8 @@
 #include <cstring>
 #include <readerwriterqueue/readerwriterqueue.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <thread>
 
 #include "rt/checksum.hpp"
@@ -118,6 +120,7 @@ EngineResult Engine::run() {
     // Linux lets a sleeping thread wake up to 50 us late by default; the schedule wants
     // the wake-up on time.
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    res.source_tid = static_cast<int>(syscall(SYS_gettid));
     std::uint64_t seq = 0;
     std::int64_t media = 0;
     const std::int64_t t0 = now_ns() + (paced ? kStartSlackNs : 0);
@@ -215,6 +218,7 @@ EngineResult Engine::run() {
   // ---------------------------------------------------------------- processor thread
   auto processor_fn = [&]() noexcept {
     ScopedFlushDenormals ftz;
+    res.processor_tid = static_cast<int>(syscall(SYS_gettid));
     const std::size_t ck_cap = res.input_checksums.size();
     const std::size_t bytes_per_frame = static_cast<std::size_t>(cfg.spec.channels) * dtype_size(cfg.spec.dtype);
     bool ck_on = ck_cap > 0;
@@ -264,6 +268,7 @@ EngineResult Engine::run() {
 
   // ---------------------------------------------------------------- sink thread
   auto sink_fn = [&]() noexcept {
+    res.sink_tid = static_cast<int>(syscall(SYS_gettid));
     for (;;) {
       Chunk* c = nullptr;
       if (!m.q_out->wait_dequeue_timed(c, 2'000)) {

@@ -21,7 +21,7 @@
 
 namespace chunkscope {
 
-class RunStats;  // src/run_stats.hpp: fed on the sink thread
+class RunStats;  // rt/run_stats.hpp: fed on the sink thread
 
 struct EngineConfig {
   ProcessSpec spec;           // rate, channels, chunk frames (max_frames), dtype
@@ -58,6 +58,8 @@ struct EngineResult {
   // 0..checksummed-1 in order (recording stops at the first sequence gap or failure).
   std::vector<std::uint64_t> input_checksums, output_checksums;
   std::size_t checksummed = 0;
+  // Linux thread ids of the engine's threads (0 for a side the device callback plays)
+  int source_tid = 0, processor_tid = 0, sink_tid = 0;
 };
 
 class Engine {

@@ -1,0 +1,59 @@
+#pragma once
+// Building a run's report: every section from the run's statistics, then the verdict and
+// the diagnosis, once, when all sections are known. Not real-time.
+#include <optional>
+#include <string>
+
+#include "rt/engine.hpp"
+#include "rt/run_stats.hpp"
+#include "src/environment.hpp"
+#include "src/plan.hpp"
+#include "src/report/model.hpp"
+
+namespace chunkscope {
+
+/// What the command knows of a run beyond its statistics: how it was set up.
+struct Workload {
+  std::string command;      // replay, synth, monitor, compare
+  std::string source, sink;
+  std::string backend, mode;
+  double rate = 0;
+  int channels = 0;
+  int chunk_frames = 0;
+  DType dtype = DType::f32;
+  std::uint64_t warmup = 0;
+  bool max_speed = false;
+  double speed = 1;
+  std::string margin_text;
+  std::int64_t margin_ns = 0;
+  int queue_depth = 0;
+  double media_seconds = 0;  // of the whole source
+  InputDesc input;           // where the samples came from (stage-bench regenerates them)
+  std::size_t state_values = 0;
+  bool gpu_timing = false;
+  std::string short_chunk = "eager";  // graph mode: eager fallback or recapture
+  BackendCounters counters;
+  std::string variant;  // a variant of a comparison
+  int rounds = 0;
+};
+
+/// How the run ended.
+struct RunOutcome {
+  RunState state = RunState::complete;
+  std::string reason;  // why not complete
+};
+
+/// A histogram's summary as reports keep it.
+HistSummary summarize(const stats::LogHistogram& h);
+
+/// The whole report of a run. The device section (monitor runs) is an input, so that the
+/// verdict and the diagnosis see it.
+RunReport build_run_report(const Workload& w, const Plan& plan, const Environment& env, const RunStats& st,
+                           const EngineResult& er, const RunOutcome& outcome,
+                           std::optional<DeviceSection> device = std::nullopt);
+
+/// Decides the verdict (safe or not, the stage to blame, the headline) from the sections
+/// of `r`. build_run_report() calls it; exposed for tests.
+Verdict decide_verdict(const RunReport& r);
+
+}  // namespace chunkscope

@@ -1,0 +1,74 @@
+#include "src/report/model.hpp"
+
+namespace chunkscope {
+
+double pct_value(Pct p) noexcept {
+  switch (p) {
+    case Pct::p50: return 50;
+    case Pct::p90: return 90;
+    case Pct::p95: return 95;
+    case Pct::p99: return 99;
+    case Pct::p99_9: return 99.9;
+    case Pct::count: break;
+  }
+  return 50;
+}
+
+const char* pct_label(Pct p) noexcept {
+  switch (p) {
+    case Pct::p50: return "p50";
+    case Pct::p90: return "p90";
+    case Pct::p95: return "p95";
+    case Pct::p99: return "p99";
+    case Pct::p99_9: return "p99.9";
+    case Pct::count: break;
+  }
+  return "?";
+}
+
+std::int64_t at(const HistSummary& h, Pct p) noexcept {
+  switch (p) {
+    case Pct::p50: return h.p50;
+    case Pct::p90: return h.p90;
+    case Pct::p95: return h.p95;
+    case Pct::p99: return h.p99;
+    case Pct::p99_9: return h.p99_9;
+    case Pct::count: break;
+  }
+  return h.p50;
+}
+
+const char* run_state_name(RunState s) noexcept {
+  switch (s) {
+    case RunState::complete: return "complete";
+    case RunState::interrupted: return "interrupted";
+    case RunState::incomplete: return "incomplete";
+  }
+  return "?";
+}
+
+const char* severity_name(Finding::Severity s) noexcept {
+  switch (s) {
+    case Finding::Severity::warning: return "warning";
+    case Finding::Severity::info: return "info";
+    case Finding::Severity::ok: return "ok";
+  }
+  return "?";
+}
+
+const char* confidence_name(Finding::Confidence c) noexcept {
+  switch (c) {
+    case Finding::Confidence::high: return "high";
+    case Finding::Confidence::medium: return "medium";
+    case Finding::Confidence::low: return "low";
+  }
+  return "?";
+}
+
+const CompareVariant* CompareReport::find(const std::string& name) const noexcept {
+  for (const auto& v : variants)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+}  // namespace chunkscope

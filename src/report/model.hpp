@@ -1,0 +1,303 @@
+#pragma once
+// The typed report model: one run (RunReport) and one comparison (CompareReport), built
+// once from a run's statistics and then read by every writer and reader (terminal, JSON,
+// HTML, cadence, compare, diagnosis, stage-bench). Not real-time.
+//
+// Design: a report is a value. build_run_report() (src/report/build.hpp) fills every
+// section from the run's statistics, then decides the verdict and the diagnosis once,
+// when all sections (the device section of a monitor run included) are known. The JSON
+// schema (chunkscope.report/1, chunkscope.compare/1) lives only in src/report/schema.cpp,
+// which writes this model and reads it back, tolerating what older files lack and
+// refusing, in one line naming the field, what is mistyped. No other file names a JSON
+// key of a report.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rt/backend.hpp"
+#include "rt/run_stats.hpp"
+#include "src/environment.hpp"
+
+namespace chunkscope {
+
+/// A histogram as a report keeps it: exact count, min, max and mean, and the percentiles
+/// of the log-linear histogram. Percentile fields are meaningful only when count > 0.
+struct HistSummary {
+  std::uint64_t count = 0;
+  std::int64_t min = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, p99_9 = 0, max = 0;
+  double mean = 0;
+  bool has_data() const noexcept { return count > 0; }
+};
+
+/// The percentiles every report prints, in order, with their labels.
+enum class Pct : int { p50, p90, p95, p99, p99_9, count };
+inline constexpr int kPctCount = static_cast<int>(Pct::count);
+/// The percentile's value in [0, 100] (50, 90, 95, 99, 99.9).
+double pct_value(Pct p) noexcept;
+/// "p50", "p90", "p95", "p99", "p99.9".
+const char* pct_label(Pct p) noexcept;
+/// The summary's value at `p`.
+std::int64_t at(const HistSummary& h, Pct p) noexcept;
+
+enum class RunState { complete, interrupted, incomplete };
+/// "complete", "interrupted", "incomplete".
+const char* run_state_name(RunState s) noexcept;
+
+/// Where the samples of a run came from, so that it can be replayed.
+struct InputDesc {
+  enum class Kind { none, file, synth, device } kind = Kind::none;
+  std::string path;                    // file
+  std::string signal;                  // synth
+  double rate = 0;                     // synth
+  int channels = 0;                    // synth
+  std::int64_t frames = 0;             // synth
+  std::string device_name, host_api;   // device
+};
+
+/// The processing stage's I/O signature: what stage-bench must rebuild.
+struct Signature {
+  int frames = 0;
+  int channels = 0;
+  double rate = 0;
+  DType dtype = DType::f32;
+  std::string chain;
+  bool fused = true;
+  std::string backend = "cpu";  // cpu, cuda
+  std::string mode;             // fused, unfused, eager, graph
+  std::size_t state_values = 0;
+  bool gpu_timing = false;
+  std::string short_chunk = "eager";  // eager, recapture
+};
+
+struct ReportWorkload {
+  std::string command;  // replay, synth, monitor, compare
+  std::string source, sink;
+  std::string chain;
+  bool fused = true;
+  int dispatches_per_chunk_planned = 0;
+  int sections_per_sample = 0;
+  int filter_stages = 0;  // stages of the chain that are filters (not spin/sleep)
+  std::string backend = "cpu", mode;
+  double rate = 0;
+  int channels = 0;
+  int chunk_frames = 0;
+  DType dtype = DType::f32;
+  std::uint64_t warmup_chunks = 0;
+  std::optional<double> speed;  // nullopt: --speed max
+  std::string margin_text;
+  std::int64_t margin_ns = 0;
+  int queue_depth = 0;
+  int pool_chunks = 0;
+  double media_seconds = 0;
+  InputDesc input;
+  std::optional<Signature> signature;  // older reports may lack it
+  // a variant's report inside a comparison
+  std::string variant;
+  int rounds = 0;
+  bool max_speed() const noexcept { return !speed.has_value(); }
+};
+
+struct GpuEnvironment {
+  std::string name, driver, compute_capability;
+};
+
+struct ReportEnvironment {
+  Environment host;
+  std::optional<GpuEnvironment> gpu;  // CUDA runs only
+};
+
+struct Method {
+  std::string clock = "CLOCK_MONOTONIC";
+  std::string percentiles;
+  double relative_error = 0;
+  std::string latency_from;
+};
+
+struct Timing {
+  std::int64_t chunk_ns = 0;   // D
+  std::int64_t budget_ns = 0;  // B
+  bool paced = true;
+};
+
+struct MissRecord {
+  std::uint64_t seq = 0;
+  std::int64_t latency_ns = 0;
+  Stage blame = Stage::process;
+  double at_s = 0;
+};
+
+struct Counts {
+  std::uint64_t produced = 0, emitted = 0, warmup = 0, counted = 0, short_chunks = 0, frames_emitted = 0;
+  std::uint64_t drops = 0, drops_pool_empty = 0, drops_queue_full = 0;
+  std::vector<std::uint64_t> drop_seqs;
+  bool drop_seqs_truncated = false;
+  std::uint64_t misses = 0;
+  std::array<std::uint64_t, kStageCount> miss_blame{};
+  std::vector<MissRecord> miss_list;
+};
+
+struct Headroom {
+  std::int64_t p95 = 0, p99 = 0, max = 0;
+};
+
+struct Verdict {
+  std::optional<bool> realtime_safe;  // nullopt: no deadline verdict (--speed max, nothing counted)
+  std::optional<Stage> blame;         // paced runs with counted chunks only
+  std::string text;                   // the headline
+};
+
+struct LongestGap {
+  std::int64_t ns = 0;
+  std::uint64_t seq = 0;
+  double at_s = 0;
+};
+
+struct Cadence {
+  HistSummary period;
+  std::optional<std::int64_t> jitter_p95_ns;  // nullopt without a schedule
+  std::optional<double> drift_ppm;            // nullopt without a schedule
+  LongestGap longest_gap;
+  double realtime_factor = 0;  // p95(P) / D
+};
+
+struct Throughput {
+  double wall_seconds = 0, media_seconds = 0, speed_factor = 0, chunks_per_second = 0;
+};
+
+struct Queues {
+  int depth = 0;
+  std::uint64_t in_high_water = 0, out_high_water = 0;
+};
+
+struct Checksums {
+  std::string algorithm = "fnv1a64";
+  std::vector<std::string> input, output;  // 16 hex digits per chunk
+};
+
+/// Per-chunk data for plots, in emit order (warm-up chunks included and flagged).
+struct Series {
+  std::uint64_t capacity = 0;
+  bool truncated = false;
+  std::uint64_t not_kept = 0;
+  std::vector<std::int64_t> seq, sched_ns, emit_ns, latency_ns, period_ns;
+  std::array<std::vector<std::int64_t>, kStageCount> stage_ns;  // per Stage
+  std::array<std::vector<std::int64_t>, 5> part_ns;             // launch, h2d, kernel, d2h, sync
+  std::vector<std::int64_t> flags;                              // kSeriesShort | kSeriesWarmup | kSeriesMiss
+  std::size_t size() const noexcept { return latency_ns.size(); }
+  bool empty() const noexcept { return latency_ns.empty(); }
+};
+inline constexpr std::int64_t kSeriesShort = 1, kSeriesWarmup = 2, kSeriesMiss = 4;
+
+struct XrunRecord {
+  std::uint64_t callback = 0;
+  double at_s = 0;
+  std::uint64_t flags = 0;
+};
+
+/// A monitor run's device section.
+struct DeviceSection {
+  std::string input, output;  // output "none" when input only
+  std::string host_api;
+  bool duplex = false;
+  int latency_chunks = 0;  // K: output callbacks between a chunk's input and its output
+  std::string budget_rule;
+  double reported_input_latency_s = 0, reported_output_latency_s = 0;
+  double stream_rate = 0;
+  std::uint64_t callbacks = 0;
+  HistSummary callback_period;
+  std::uint64_t xruns = 0, input_overflows = 0, output_underflows = 0, priming = 0;
+  std::vector<XrunRecord> xrun_list;
+  std::uint64_t underruns = 0, late_chunks = 0;
+  std::vector<std::uint64_t> underrun_seqs;
+};
+
+/// One diagnosis finding: a rule that fired, its numbers, how sure it is, and the smallest
+/// next experiment.
+struct Finding {
+  enum class Severity { warning, info, ok } severity = Severity::info;
+  enum class Confidence { high, medium, low } confidence = Confidence::medium;
+  std::string rule;
+  std::string text;
+  std::vector<std::pair<std::string, double>> evidence;  // sorted by name
+  std::string next;
+};
+const char* severity_name(Finding::Severity s) noexcept;
+const char* confidence_name(Finding::Confidence c) noexcept;
+
+struct RunReport {
+  RunState state = RunState::complete;
+  std::string reason;  // why not complete
+  ReportWorkload workload;
+  ReportEnvironment environment;
+  Method method;
+  Timing timing;
+  Counts counts;
+  std::array<HistSummary, kStageCount> stages;                       // per Stage
+  std::array<std::optional<HistSummary>, kPartCount> process_parts;  // present only when recorded
+  HistSummary latency, engine_overhead, warmup;
+  double dispatches_per_chunk = 0, launches_per_chunk = 0;
+  std::optional<Headroom> headroom;  // paced runs with counted chunks
+  Verdict verdict;
+  Cadence cadence;
+  Throughput throughput;
+  Queues queues;
+  BackendCounters backend_counters;
+  Checksums checksums;
+  Series series;
+  std::optional<DeviceSection> device;  // monitor runs
+  std::vector<Finding> diagnosis;
+
+  bool complete() const noexcept { return state == RunState::complete; }
+  const HistSummary& stage(Stage s) const noexcept { return stages[static_cast<std::size_t>(s)]; }
+  const std::optional<HistSummary>& part(Part p) const noexcept { return process_parts[static_cast<std::size_t>(p)]; }
+};
+
+/// One variant of a comparison: its name and either its full run report or why it could
+/// not run.
+struct CompareVariant {
+  std::string name;
+  bool available = false;
+  std::string reason;
+  std::optional<RunReport> report;
+};
+
+/// A row of the side-by-side table: one stage (stage key, part key or "latency") of one
+/// variant, with ratios to the baseline (nullopt where the baseline has none or 0).
+struct CompareRow {
+  std::string variant, stage;
+  std::int64_t p50 = 0, p95 = 0, p99 = 0;
+  std::optional<double> ratio_p50, ratio_p95, ratio_p99;
+};
+
+struct CompareSummary {
+  std::string variant;
+  RunState state = RunState::complete;
+  std::optional<std::int64_t> latency_p95_ns, process_p50_ns, process_p95_ns, headroom_p95_ns;
+  double launches_per_chunk = 0, dispatches_per_chunk = 0;
+  std::optional<std::int64_t> launch_p50_ns, gpu_p50_ns;
+  std::uint64_t misses = 0, drops = 0;
+  std::optional<bool> realtime_safe;
+  std::optional<double> ratio_latency_p95, ratio_process_p50;
+};
+
+struct CompareReport {
+  std::string baseline;
+  int rounds = 0, rounds_completed = 0;
+  std::string order;  // how the rounds were ordered, in words
+  RunState state = RunState::complete;
+  ReportWorkload workload;  // common to all variants (backend, mode, signature not meaningful)
+  ReportEnvironment environment;
+  Timing timing;
+  std::vector<CompareVariant> variants;
+  std::vector<CompareRow> table;
+  std::vector<CompareSummary> summary;
+
+  /// The variant named `name`, or nullptr.
+  const CompareVariant* find(const std::string& name) const noexcept;
+};
+
+}  // namespace chunkscope

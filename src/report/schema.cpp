@@ -1,0 +1,948 @@
+#include "src/report/schema.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <limits>
+
+#include "src/chain_spec.hpp"
+#include "src/errors.hpp"
+#include "src/io/output_file.hpp"
+#include "src/report/diagnosis.hpp"
+
+namespace chunkscope {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// ================================================================ names of enum values
+
+namespace {
+
+constexpr const char* kStageKeys[kStageCount] = {"source", "queue_in", "process", "queue_out", "sink"};
+constexpr const char* kPartKeys[kPartCount] = {"launch", "h2d", "kernel", "d2h", "sync", "calibration"};
+constexpr const char* kSeriesPartKeys[5] = {"launch", "h2d", "kernel", "d2h", "sync"};
+
+}  // namespace
+
+// ================================================================ writing
+
+json to_json(const HistSummary& h) {
+  json j;
+  j["count"] = h.count;
+  if (h.count == 0) return j;
+  j["min"] = h.min;
+  j["p50"] = h.p50;
+  j["p90"] = h.p90;
+  j["p95"] = h.p95;
+  j["p99"] = h.p99;
+  j["p99_9"] = h.p99_9;
+  j["max"] = h.max;
+  j["mean"] = h.mean;
+  return j;
+}
+
+json to_json(const std::vector<Finding>& findings) {
+  json a = json::array();
+  for (const auto& f : findings) {
+    json ev = json::object();
+    for (const auto& [k, v] : f.evidence) ev[k] = v;
+    a.push_back({{"rule", f.rule},
+                 {"severity", severity_name(f.severity)},
+                 {"finding", f.text},
+                 {"evidence", ev},
+                 {"confidence", confidence_name(f.confidence)},
+                 {"next", f.next}});
+  }
+  return a;
+}
+
+namespace {
+
+json input_json(const InputDesc& in) {
+  switch (in.kind) {
+    case InputDesc::Kind::file: return {{"kind", "file"}, {"path", in.path}};
+    case InputDesc::Kind::synth:
+      return {{"kind", "synth"}, {"signal", in.signal}, {"rate", in.rate}, {"channels", in.channels}, {"frames", in.frames}};
+    case InputDesc::Kind::device: return {{"kind", "device"}, {"name", in.device_name}, {"host_api", in.host_api}};
+    case InputDesc::Kind::none: break;
+  }
+  return json::object();
+}
+
+json signature_json(const Signature& s) {
+  return {{"frames", s.frames},         {"channels", s.channels},         {"rate", s.rate},
+          {"dtype", dtype_name(s.dtype)}, {"chain", s.chain},             {"fused", s.fused},
+          {"backend", s.backend},       {"mode", s.mode},                 {"state_values", s.state_values},
+          {"gpu_timing", s.gpu_timing}, {"short_chunk", s.short_chunk}};
+}
+
+json workload_json(const ReportWorkload& w, bool common_only) {
+  json wl;
+  wl["command"] = w.command;
+  wl["source"] = w.source;
+  wl["sink"] = w.sink;
+  wl["chain"] = w.chain;
+  if (!common_only) {
+    wl["fused"] = w.fused;
+    wl["dispatches_per_chunk_planned"] = w.dispatches_per_chunk_planned;
+    wl["backend"] = w.backend;
+    wl["mode"] = w.mode;
+  }
+  wl["sections_per_sample"] = w.sections_per_sample;
+  wl["filter_stages"] = w.filter_stages;
+  wl["rate"] = w.rate;
+  wl["channels"] = w.channels;
+  wl["chunk_frames"] = w.chunk_frames;
+  wl["dtype"] = dtype_name(w.dtype);
+  wl["warmup_chunks"] = w.warmup_chunks;
+  wl["speed"] = w.speed ? json(*w.speed) : json("max");
+  wl["margin"] = {{"text", w.margin_text}, {"ns", w.margin_ns}};
+  wl["queue_depth"] = w.queue_depth;
+  wl["pool_chunks"] = w.pool_chunks;
+  wl["short_last_chunk"] = "passed through";
+  wl["media_seconds"] = w.media_seconds;
+  wl["input"] = input_json(w.input);
+  if (!common_only) {
+    if (w.signature) wl["signature"] = signature_json(*w.signature);
+    if (!w.variant.empty()) {
+      wl["variant"] = w.variant;
+      wl["rounds"] = w.rounds;
+    }
+  }
+  return wl;
+}
+
+json environment_json(const ReportEnvironment& e) {
+  const Environment& h = e.host;
+  json j = {{"version", h.version}, {"commit", h.commit},     {"cpu", h.cpu},     {"logical_cpus", h.logical_cpus},
+            {"os", h.os},           {"compiler", h.compiler}, {"build", h.build}, {"cuda_built", h.cuda_built}};
+  if (e.gpu)
+    j["gpu"] = {{"name", e.gpu->name}, {"driver", e.gpu->driver}, {"compute_capability", e.gpu->compute_capability}};
+  return j;
+}
+
+json timing_json(const Timing& t) {
+  return {{"chunk_ns", t.chunk_ns}, {"budget_ns", t.budget_ns}, {"paced", t.paced}};
+}
+
+json series_json(const Series& s) {
+  json cols;
+  cols["seq"] = s.seq;
+  cols["sched_ns"] = s.sched_ns;
+  cols["emit_ns"] = s.emit_ns;
+  cols["latency_ns"] = s.latency_ns;
+  cols["period_ns"] = s.period_ns;
+  for (int k = 0; k < kStageCount; ++k) cols[std::string(kStageKeys[k]) + "_ns"] = s.stage_ns[static_cast<std::size_t>(k)];
+  for (int k = 0; k < 5; ++k) cols[std::string(kSeriesPartKeys[k]) + "_ns"] = s.part_ns[static_cast<std::size_t>(k)];
+  cols["flags"] = s.flags;
+  return {{"count", s.size()}, {"capacity", s.capacity}, {"truncated", s.truncated}, {"not_kept", s.not_kept},
+          {"columns", cols}};
+}
+
+json device_json(const DeviceSection& d) {
+  json xl = json::array();
+  for (const auto& x : d.xrun_list) xl.push_back({{"callback", x.callback}, {"at_s", x.at_s}, {"flags", x.flags}});
+  json cb = {{"count", d.callback_period.count}};
+  if (d.callback_period.has_data()) {
+    const auto& h = d.callback_period;
+    cb = {{"count", h.count}, {"min", h.min}, {"p50", h.p50}, {"p95", h.p95}, {"p99", h.p99}, {"max", h.max}};
+  }
+  return {{"input", d.input},
+          {"output", d.output},
+          {"host_api", d.host_api},
+          {"duplex", d.duplex},
+          {"latency_chunks", d.latency_chunks},
+          {"budget_rule", d.budget_rule},
+          {"reported_input_latency_s", d.reported_input_latency_s},
+          {"reported_output_latency_s", d.reported_output_latency_s},
+          {"stream_rate", d.stream_rate},
+          {"callbacks", d.callbacks},
+          {"callback_period", cb},
+          {"xruns", d.xruns},
+          {"input_overflows", d.input_overflows},
+          {"output_underflows", d.output_underflows},
+          {"priming", d.priming},
+          {"xrun_list", xl},
+          {"underruns", d.underruns},
+          {"late_chunks", d.late_chunks},
+          {"underrun_seqs", d.underrun_seqs}};
+}
+
+}  // namespace
+
+json to_json(const RunReport& r) {
+  json j;
+  j["schema"] = kReportSchema;
+  j["state"] = run_state_name(r.state);
+  j["complete"] = r.complete();
+  if (!r.complete() || !r.reason.empty()) j["reason"] = r.reason;
+  j["workload"] = workload_json(r.workload, false);
+  j["environment"] = environment_json(r.environment);
+  j["method"] = {{"clock", r.method.clock},
+                 {"percentiles", r.method.percentiles},
+                 {"relative_error", r.method.relative_error},
+                 {"latency_from", r.method.latency_from}};
+  j["timing"] = timing_json(r.timing);
+
+  const Counts& c = r.counts;
+  json counts;
+  counts["produced"] = c.produced;
+  counts["emitted"] = c.emitted;
+  counts["warmup"] = c.warmup;
+  counts["counted"] = c.counted;
+  counts["short"] = c.short_chunks;
+  counts["frames_emitted"] = c.frames_emitted;
+  counts["drops"] = c.drops;
+  counts["drops_pool_empty"] = c.drops_pool_empty;
+  counts["drops_queue_full"] = c.drops_queue_full;
+  counts["drop_seqs"] = c.drop_seqs;
+  counts["drop_seqs_truncated"] = c.drop_seqs_truncated;
+  counts["misses"] = c.misses;
+  json blame;
+  for (int i = 0; i < kStageCount; ++i) blame[kStageKeys[i]] = c.miss_blame[static_cast<std::size_t>(i)];
+  counts["miss_blame"] = blame;
+  json ml = json::array();
+  for (const auto& m : c.miss_list)
+    ml.push_back({{"seq", m.seq}, {"latency_ns", m.latency_ns}, {"blame", kStageKeys[static_cast<int>(m.blame)]},
+                  {"at_s", m.at_s}});
+  counts["miss_list"] = ml;
+  j["counts"] = counts;
+
+  json stages;
+  for (int i = 0; i < kStageCount; ++i) stages[kStageKeys[i]] = to_json(r.stages[static_cast<std::size_t>(i)]);
+  j["stages"] = stages;
+  json parts = json::object();
+  for (int i = 0; i < kPartCount; ++i)
+    if (r.process_parts[static_cast<std::size_t>(i)]) parts[kPartKeys[i]] = to_json(*r.process_parts[static_cast<std::size_t>(i)]);
+  j["process_parts"] = parts;
+  j["latency"] = to_json(r.latency);
+  j["engine_overhead"] = to_json(r.engine_overhead);
+  j["dispatches_per_chunk"] = r.dispatches_per_chunk;
+  j["launches_per_chunk"] = r.launches_per_chunk;
+  if (r.headroom) j["headroom"] = {{"p95", r.headroom->p95}, {"p99", r.headroom->p99}, {"max", r.headroom->max}};
+
+  json v;
+  v["realtime_safe"] = r.verdict.realtime_safe ? json(*r.verdict.realtime_safe) : json(nullptr);
+  if (r.verdict.blame) v["blame"] = kStageKeys[static_cast<int>(*r.verdict.blame)];
+  v["text"] = r.verdict.text;
+  j["verdict"] = v;
+
+  const Cadence& cd = r.cadence;
+  j["cadence"] = {{"period", to_json(cd.period)},
+                  {"jitter_p95_ns", cd.jitter_p95_ns ? json(*cd.jitter_p95_ns) : json(nullptr)},
+                  {"drift_ppm", cd.drift_ppm ? json(*cd.drift_ppm) : json(nullptr)},
+                  {"longest_gap", {{"ns", cd.longest_gap.ns}, {"seq", cd.longest_gap.seq}, {"at_s", cd.longest_gap.at_s}}},
+                  {"realtime_factor", cd.realtime_factor}};
+  j["throughput"] = {{"wall_seconds", r.throughput.wall_seconds},
+                     {"media_seconds", r.throughput.media_seconds},
+                     {"speed_factor", r.throughput.speed_factor},
+                     {"chunks_per_second", r.throughput.chunks_per_second}};
+  j["queues"] = {{"depth", r.queues.depth},
+                 {"in_high_water", r.queues.in_high_water},
+                 {"out_high_water", r.queues.out_high_water}};
+  j["warmup"] = to_json(r.warmup);
+  const BackendCounters& bc = r.backend_counters;
+  j["backend_counters"] = {{"chunks", bc.chunks},
+                           {"kernel_launches", bc.kernel_launches},
+                           {"graph_launches", bc.graph_launches},
+                           {"graph_captures", bc.graph_captures},
+                           {"graph_recaptures", bc.graph_recaptures},
+                           {"eager_fallbacks", bc.eager_fallbacks},
+                           {"shape_changes", bc.shape_changes}};
+  j["checksums"] = {{"algorithm", r.checksums.algorithm},
+                    {"chunks", r.checksums.input.size()},
+                    {"input", r.checksums.input},
+                    {"output", r.checksums.output}};
+  j["series"] = series_json(r.series);
+  if (r.device) j["device"] = device_json(*r.device);
+  j["diagnosis"] = to_json(r.diagnosis);
+  return j;
+}
+
+json to_json(const CompareReport& r) {
+  json out;
+  out["schema"] = kCompareSchema;
+  out["rounds"] = r.rounds;
+  out["rounds_completed"] = r.rounds_completed;
+  out["order"] = r.order;
+  out["state"] = run_state_name(r.state);
+  json variants = json::array();
+  for (const auto& v : r.variants) {
+    json e{{"name", v.name}, {"available", v.available}};
+    if (!v.available) e["reason"] = v.reason;
+    if (v.report) e["report"] = to_json(*v.report);
+    variants.push_back(std::move(e));
+  }
+  out["variants"] = std::move(variants);
+  out["baseline"] = r.baseline;
+  out["environment"] = environment_json(r.environment);
+  out["workload"] = workload_json(r.workload, true);
+  out["timing"] = timing_json(r.timing);
+  auto opt_num = [](const auto& o) { return o ? json(*o) : json(nullptr); };
+  json table = json::array();
+  for (const auto& row : r.table)
+    table.push_back({{"variant", row.variant},
+                     {"stage", row.stage},
+                     {"p50", row.p50},
+                     {"p95", row.p95},
+                     {"p99", row.p99},
+                     {"ratio_p50", opt_num(row.ratio_p50)},
+                     {"ratio_p95", opt_num(row.ratio_p95)},
+                     {"ratio_p99", opt_num(row.ratio_p99)}});
+  out["table"] = table;
+  json summary = json::array();
+  for (const auto& s : r.summary)
+    summary.push_back({{"variant", s.variant},
+                       {"state", run_state_name(s.state)},
+                       {"latency_p95_ns", opt_num(s.latency_p95_ns)},
+                       {"process_p50_ns", opt_num(s.process_p50_ns)},
+                       {"process_p95_ns", opt_num(s.process_p95_ns)},
+                       {"headroom_p95_ns", opt_num(s.headroom_p95_ns)},
+                       {"launches_per_chunk", s.launches_per_chunk},
+                       {"dispatches_per_chunk", s.dispatches_per_chunk},
+                       {"launch_p50_ns", opt_num(s.launch_p50_ns)},
+                       {"gpu_p50_ns", opt_num(s.gpu_p50_ns)},
+                       {"misses", s.misses},
+                       {"drops", s.drops},
+                       {"realtime_safe", opt_num(s.realtime_safe)},
+                       {"ratio_latency_p95", opt_num(s.ratio_latency_p95)},
+                       {"ratio_process_p50", opt_num(s.ratio_process_p50)}});
+  out["summary"] = summary;
+  return out;
+}
+
+// ================================================================ reading
+
+namespace {
+
+// A JSON node and the dotted path that leads to it, for error lines.
+class Node {
+ public:
+  Node(const json& j, std::string path) : j_(&j), path_(std::move(path)) {}
+
+  const json& raw() const { return *j_; }
+  const std::string& path() const { return path_; }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(fmt::format("field '{}': {}", path_.empty() ? "(top level)" : path_, what));
+  }
+
+  std::string child_path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  bool has(const char* key) const { return j_->is_object() && j_->contains(key) && !(*j_)[key].is_null(); }
+
+  /// The object at `key`; missing or not an object is an error.
+  Node obj(const char* key) const {
+    if (!j_->is_object()) fail("expected an object");
+    auto it = j_->find(key);
+    if (it == j_->end() || it->is_null()) Node(*j_, child_path(key)).fail("missing");
+    Node n(*it, child_path(key));
+    if (!it->is_object()) n.fail(fmt::format("expected an object, found {}", it->type_name()));
+    return n;
+  }
+  /// The object at `key`, or nothing when missing or null.
+  std::optional<Node> opt_obj(const char* key) const {
+    if (!has(key)) return std::nullopt;
+    return obj(key);
+  }
+  /// The array at `key`; missing gives an empty array node when `required` is false.
+  std::optional<Node> arr(const char* key, bool required = false) const {
+    if (!has(key)) {
+      if (required) Node(*j_, child_path(key)).fail("missing");
+      return std::nullopt;
+    }
+    const json& a = (*j_)[key];
+    Node n(a, child_path(key));
+    if (!a.is_array()) n.fail(fmt::format("expected an array, found {}", a.type_name()));
+    return n;
+  }
+  Node elem(std::size_t i) const { return Node((*j_)[i], fmt::format("{}[{}]", path_, i)); }
+  std::size_t size() const { return j_->size(); }
+
+  // -- this node's value
+  double number() const {
+    if (!j_->is_number()) fail(fmt::format("expected a number, found {}", j_->type_name()));
+    const double v = j_->get<double>();
+    if (!std::isfinite(v)) fail("not a finite number");
+    return v;
+  }
+  std::int64_t integer() const {
+    if (j_->is_number_integer()) {
+      if (j_->is_number_unsigned() && j_->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        fail(fmt::format("{} is out of range", j_->dump()));
+      return j_->get<std::int64_t>();
+    }
+    const double v = number();
+    if (std::fabs(v) > 9.2e18) fail(fmt::format("{} is out of range", j_->dump()));
+    if (v != std::floor(v)) fail(fmt::format("expected an integer, found {}", j_->dump()));
+    return static_cast<std::int64_t>(v);
+  }
+  std::uint64_t count() const {
+    if (j_->is_number_unsigned()) return j_->get<std::uint64_t>();
+    const std::int64_t v = integer();
+    if (v < 0) fail(fmt::format("expected a count (0 or more), found {}", v));
+    return static_cast<std::uint64_t>(v);
+  }
+  std::string string() const {
+    if (!j_->is_string()) fail(fmt::format("expected a string, found {}", j_->type_name()));
+    return j_->get<std::string>();
+  }
+  bool boolean() const {
+    if (!j_->is_boolean()) fail(fmt::format("expected true or false, found {}", j_->type_name()));
+    return j_->get<bool>();
+  }
+
+  // -- a member's value: missing or null keeps the default; present and mistyped is an error
+  Node at(const char* key) const { return Node((*j_)[key], child_path(key)); }
+  double num(const char* key, double def) const { return has(key) ? at(key).number() : def; }
+  std::int64_t i64(const char* key, std::int64_t def) const { return has(key) ? at(key).integer() : def; }
+  std::uint64_t u64(const char* key, std::uint64_t def) const { return has(key) ? at(key).count() : def; }
+  int i32(const char* key, int def) const {
+    if (!has(key)) return def;
+    const std::int64_t v = at(key).integer();
+    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+      at(key).fail(fmt::format("{} is out of range", v));
+    return static_cast<int>(v);
+  }
+  std::string str(const char* key, const std::string& def) const { return has(key) ? at(key).string() : def; }
+  bool flag(const char* key, bool def) const { return has(key) ? at(key).boolean() : def; }
+  // -- a required member
+  double req_num(const char* key) const {
+    if (!has(key)) at(key).fail("missing");
+    return at(key).number();
+  }
+  std::int64_t req_i64(const char* key) const {
+    if (!has(key)) at(key).fail("missing");
+    return at(key).integer();
+  }
+
+ private:
+  const json* j_;
+  std::string path_;
+};
+
+HistSummary read_hist(const Node& n) {
+  HistSummary h;
+  h.count = n.u64("count", 0);
+  if (h.count == 0) return h;
+  h.min = n.req_i64("min");
+  h.p50 = n.req_i64("p50");
+  h.p90 = n.i64("p90", h.p50);
+  h.p95 = n.req_i64("p95");
+  h.p99 = n.i64("p99", h.p95);
+  h.p99_9 = n.i64("p99_9", h.p99);
+  h.max = n.req_i64("max");
+  h.mean = n.num("mean", static_cast<double>(h.p50));
+  return h;
+}
+
+HistSummary req_hist(const Node& parent, const char* key) { return read_hist(parent.obj(key)); }
+
+Stage read_stage(const Node& n) {
+  const std::string s = n.string();
+  for (int i = 0; i < kStageCount; ++i)
+    if (s == kStageKeys[i]) return static_cast<Stage>(i);
+  n.fail(fmt::format("'{}' is not a stage (source, queue_in, process, queue_out, sink)", s));
+}
+
+DType read_dtype(const Node& parent, const char* key) {
+  const std::string s = parent.str(key, "f32");
+  if (s == "f32") return DType::f32;
+  if (s == "f64") return DType::f64;
+  parent.at(key).fail(fmt::format("'{}' is not f32 or f64", s));
+}
+
+RunState read_state(const Node& parent, const char* key) {
+  const std::string s = parent.str(key, "complete");
+  if (s == "complete") return RunState::complete;
+  if (s == "interrupted") return RunState::interrupted;
+  if (s == "incomplete") return RunState::incomplete;
+  parent.at(key).fail(fmt::format("'{}' is not complete, interrupted or incomplete", s));
+}
+
+std::vector<std::int64_t> read_ints(const Node& parent, const char* key) {
+  std::vector<std::int64_t> v;
+  auto a = parent.arr(key);
+  if (!a) return v;
+  v.reserve(a->size());
+  for (std::size_t i = 0; i < a->size(); ++i) v.push_back(a->elem(i).integer());
+  return v;
+}
+
+std::vector<std::uint64_t> read_counts(const Node& parent, const char* key) {
+  std::vector<std::uint64_t> v;
+  auto a = parent.arr(key);
+  if (!a) return v;
+  v.reserve(a->size());
+  for (std::size_t i = 0; i < a->size(); ++i) v.push_back(a->elem(i).count());
+  return v;
+}
+
+std::vector<std::string> read_strings(const Node& parent, const char* key) {
+  std::vector<std::string> v;
+  auto a = parent.arr(key);
+  if (!a) return v;
+  for (std::size_t i = 0; i < a->size(); ++i) v.push_back(a->elem(i).string());
+  return v;
+}
+
+InputDesc read_input(const Node& n) {
+  InputDesc in;
+  const std::string kind = n.str("kind", "");
+  if (kind == "file") {
+    in.kind = InputDesc::Kind::file;
+    in.path = n.str("path", "");
+  } else if (kind == "synth") {
+    in.kind = InputDesc::Kind::synth;
+    in.signal = n.str("signal", "");
+    in.rate = n.num("rate", 0);
+    in.channels = n.i32("channels", 0);
+    in.frames = n.i64("frames", 0);
+  } else if (kind == "device") {
+    in.kind = InputDesc::Kind::device;
+    in.device_name = n.str("name", "");
+    in.host_api = n.str("host_api", "");
+  } else if (!kind.empty()) {
+    n.at("kind").fail(fmt::format("'{}' is not file, synth or device", kind));
+  }
+  return in;
+}
+
+ReportWorkload read_workload(const Node& n) {
+  ReportWorkload w;
+  w.command = n.str("command", "");
+  w.source = n.str("source", "");
+  w.sink = n.str("sink", "");
+  w.chain = n.str("chain", "");
+  w.fused = n.flag("fused", true);
+  w.dispatches_per_chunk_planned = n.i32("dispatches_per_chunk_planned", 0);
+  w.sections_per_sample = n.i32("sections_per_sample", 0);
+  if (n.has("filter_stages")) {
+    w.filter_stages = n.i32("filter_stages", 0);
+  } else if (!w.chain.empty()) {
+    // an older report: count the filters of its chain with the chain parser itself
+    try {
+      for (const auto& st : parse_chain(w.chain).stages)
+        if (st.kind != StageKind::spin && st.kind != StageKind::sleep) ++w.filter_stages;
+    } catch (const InputError&) {
+      w.filter_stages = 0;
+    }
+  }
+  w.backend = n.str("backend", "cpu");
+  w.mode = n.str("mode", "");
+  w.rate = n.num("rate", 0);
+  w.channels = n.i32("channels", 0);
+  w.chunk_frames = n.i32("chunk_frames", 0);
+  w.dtype = read_dtype(n, "dtype");
+  w.warmup_chunks = n.u64("warmup_chunks", 0);
+  if (n.has("speed")) {
+    const Node s = n.at("speed");
+    if (s.raw().is_string()) {
+      if (s.string() != "max") s.fail(fmt::format("'{}' is not a number or \"max\"", s.string()));
+    } else {
+      w.speed = s.number();
+    }
+  } else {
+    w.speed = 1.0;
+  }
+  if (auto m = n.opt_obj("margin")) {
+    w.margin_text = m->str("text", "");
+    w.margin_ns = m->i64("ns", 0);
+  }
+  w.queue_depth = n.i32("queue_depth", 0);
+  w.pool_chunks = n.i32("pool_chunks", 0);
+  w.media_seconds = n.num("media_seconds", 0);
+  if (auto in = n.opt_obj("input")) w.input = read_input(*in);
+  if (auto sg = n.opt_obj("signature")) {
+    Signature s;
+    s.frames = sg->i32("frames", w.chunk_frames);
+    s.channels = sg->i32("channels", w.channels);
+    s.rate = sg->num("rate", w.rate);
+    s.dtype = read_dtype(*sg, "dtype");
+    s.chain = sg->str("chain", w.chain);
+    s.fused = sg->flag("fused", w.fused);
+    s.backend = sg->str("backend", w.backend);
+    s.mode = sg->str("mode", w.mode);
+    s.state_values = sg->u64("state_values", 0);
+    s.gpu_timing = sg->flag("gpu_timing", false);
+    s.short_chunk = sg->str("short_chunk", "eager");
+    w.signature = s;
+  }
+  w.variant = n.str("variant", "");
+  w.rounds = n.i32("rounds", 0);
+  return w;
+}
+
+ReportEnvironment read_environment(const Node& n) {
+  ReportEnvironment e;
+  e.host.version = n.str("version", "?");
+  e.host.commit = n.str("commit", "?");
+  e.host.cpu = n.str("cpu", "?");
+  e.host.os = n.str("os", "?");
+  e.host.compiler = n.str("compiler", "?");
+  e.host.build = n.str("build", "?");
+  e.host.logical_cpus = n.i32("logical_cpus", 0);
+  e.host.cuda_built = n.flag("cuda_built", false);
+  if (auto g = n.opt_obj("gpu")) {
+    GpuEnvironment gpu;
+    gpu.name = g->str("name", "?");
+    gpu.driver = g->str("driver", "?");
+    gpu.compute_capability = g->str("compute_capability", "?");
+    e.gpu = gpu;
+  }
+  return e;
+}
+
+Timing read_timing(const Node& n) {
+  Timing t;
+  t.chunk_ns = n.req_i64("chunk_ns");
+  t.budget_ns = n.req_i64("budget_ns");
+  t.paced = n.flag("paced", true);
+  return t;
+}
+
+Series read_series(const Node& n) {
+  Series s;
+  s.capacity = n.u64("capacity", 0);
+  s.truncated = n.flag("truncated", false);
+  s.not_kept = n.u64("not_kept", 0);
+  const auto cn = n.opt_obj("columns");
+  if (!cn) return s;
+  s.latency_ns = read_ints(*cn, "latency_ns");
+  const std::size_t len = s.latency_ns.size();
+  // every column has one value per point; an older report may lack a column (zeros)
+  auto column = [&](const char* key) {
+    auto v = read_ints(*cn, key);
+    if (v.empty()) v.assign(len, 0);
+    if (v.size() != len)
+      cn->at(key).fail(fmt::format("has {} values but latency_ns has {}", v.size(), len));
+    return v;
+  };
+  s.seq = column("seq");
+  if (!cn->has("seq"))
+    for (std::size_t i = 0; i < len; ++i) s.seq[i] = static_cast<std::int64_t>(i);
+  s.sched_ns = column("sched_ns");
+  s.emit_ns = column("emit_ns");
+  s.period_ns = column("period_ns");
+  for (int k = 0; k < kStageCount; ++k)
+    s.stage_ns[static_cast<std::size_t>(k)] = column((std::string(kStageKeys[k]) + "_ns").c_str());
+  for (int k = 0; k < 5; ++k)
+    s.part_ns[static_cast<std::size_t>(k)] = column((std::string(kSeriesPartKeys[k]) + "_ns").c_str());
+  s.flags = column("flags");
+  return s;
+}
+
+DeviceSection read_device(const Node& n) {
+  DeviceSection d;
+  d.input = n.str("input", "");
+  d.output = n.str("output", "none");
+  d.host_api = n.str("host_api", "");
+  d.duplex = n.flag("duplex", false);
+  d.latency_chunks = n.i32("latency_chunks", 0);
+  d.budget_rule = n.str("budget_rule", "");
+  d.reported_input_latency_s = n.num("reported_input_latency_s", 0);
+  d.reported_output_latency_s = n.num("reported_output_latency_s", 0);
+  d.stream_rate = n.num("stream_rate", 0);
+  d.callbacks = n.u64("callbacks", 0);
+  if (auto cb = n.opt_obj("callback_period")) {
+    HistSummary h;
+    h.count = cb->u64("count", 0);
+    if (h.count > 0) {
+      h.min = cb->i64("min", 0);
+      h.p50 = cb->i64("p50", 0);
+      h.p95 = cb->i64("p95", h.p50);
+      h.p99 = cb->i64("p99", h.p95);
+      h.p90 = h.p50;
+      h.p99_9 = h.p99;
+      h.max = cb->i64("max", h.p99);
+      h.mean = static_cast<double>(h.p50);
+    }
+    d.callback_period = h;
+  }
+  d.xruns = n.u64("xruns", 0);
+  d.input_overflows = n.u64("input_overflows", 0);
+  d.output_underflows = n.u64("output_underflows", 0);
+  d.priming = n.u64("priming", 0);
+  if (auto xl = n.arr("xrun_list"))
+    for (std::size_t i = 0; i < xl->size(); ++i) {
+      const Node x = xl->elem(i);
+      d.xrun_list.push_back({x.u64("callback", 0), x.num("at_s", 0), x.u64("flags", 0)});
+    }
+  d.underruns = n.u64("underruns", 0);
+  d.late_chunks = n.u64("late_chunks", 0);
+  d.underrun_seqs = read_counts(n, "underrun_seqs");
+  return d;
+}
+
+std::vector<Finding> read_findings(const Node& a) {
+  std::vector<Finding> out;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const Node f = a.elem(i);
+    if (!f.raw().is_object()) f.fail(fmt::format("expected an object, found {}", f.raw().type_name()));
+    Finding x;
+    x.rule = f.str("rule", "?");
+    const std::string sev = f.str("severity", "info");
+    x.severity = sev == "warning" ? Finding::Severity::warning : sev == "ok" ? Finding::Severity::ok : Finding::Severity::info;
+    const std::string conf = f.str("confidence", "medium");
+    x.confidence = conf == "high" ? Finding::Confidence::high
+                   : conf == "low" ? Finding::Confidence::low
+                                   : Finding::Confidence::medium;
+    x.text = f.str("finding", "");
+    x.next = f.str("next", "");
+    if (auto ev = f.opt_obj("evidence"))
+      for (auto it = ev->raw().begin(); it != ev->raw().end(); ++it)
+        x.evidence.emplace_back(it.key(), Node(it.value(), ev->child_path(it.key())).number());
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+RunReport read_run(const Node& n) {
+  RunReport r;
+  r.state = read_state(n, "state");
+  r.reason = n.str("reason", "");
+  r.workload = read_workload(n.obj("workload"));
+  r.environment = read_environment(n.obj("environment"));
+  const Node m = n.obj("method");
+  r.method.clock = m.str("clock", "CLOCK_MONOTONIC");
+  r.method.percentiles = m.str("percentiles", "");
+  r.method.relative_error = m.num("relative_error", 0);
+  r.method.latency_from = m.str("latency_from", "");
+  r.timing = read_timing(n.obj("timing"));
+
+  const Node c = n.obj("counts");
+  Counts& k = r.counts;
+  k.produced = c.u64("produced", 0);
+  k.emitted = c.u64("emitted", 0);
+  k.warmup = c.u64("warmup", 0);
+  k.counted = c.u64("counted", 0);
+  k.short_chunks = c.u64("short", 0);
+  k.frames_emitted = c.u64("frames_emitted", 0);
+  k.drops = c.u64("drops", 0);
+  k.drops_pool_empty = c.u64("drops_pool_empty", 0);
+  k.drops_queue_full = c.u64("drops_queue_full", 0);
+  k.drop_seqs = read_counts(c, "drop_seqs");
+  k.drop_seqs_truncated = c.flag("drop_seqs_truncated", false);
+  k.misses = c.u64("misses", 0);
+  if (auto b = c.opt_obj("miss_blame"))
+    for (int i = 0; i < kStageCount; ++i) k.miss_blame[static_cast<std::size_t>(i)] = b->u64(kStageKeys[i], 0);
+  if (auto ml = c.arr("miss_list"))
+    for (std::size_t i = 0; i < ml->size(); ++i) {
+      const Node e = ml->elem(i);
+      MissRecord mr;
+      mr.seq = e.u64("seq", 0);
+      mr.latency_ns = e.i64("latency_ns", 0);
+      mr.blame = e.has("blame") ? read_stage(e.at("blame")) : Stage::process;
+      mr.at_s = e.num("at_s", 0);
+      k.miss_list.push_back(mr);
+    }
+
+  const Node st = n.obj("stages");
+  for (int i = 0; i < kStageCount; ++i) r.stages[static_cast<std::size_t>(i)] = req_hist(st, kStageKeys[i]);
+  if (auto pp = n.opt_obj("process_parts"))
+    for (int i = 0; i < kPartCount; ++i)
+      if (pp->has(kPartKeys[i])) r.process_parts[static_cast<std::size_t>(i)] = req_hist(*pp, kPartKeys[i]);
+  r.latency = req_hist(n, "latency");
+  r.engine_overhead = req_hist(n, "engine_overhead");
+  if (n.has("warmup")) r.warmup = req_hist(n, "warmup");
+  r.dispatches_per_chunk = n.num("dispatches_per_chunk", 0);
+  r.launches_per_chunk = n.num("launches_per_chunk", 0);
+  if (auto h = n.opt_obj("headroom")) r.headroom = Headroom{h->req_i64("p95"), h->i64("p99", 0), h->i64("max", 0)};
+
+  const Node v = n.obj("verdict");
+  if (v.has("realtime_safe")) r.verdict.realtime_safe = v.at("realtime_safe").boolean();
+  if (v.has("blame")) r.verdict.blame = read_stage(v.at("blame"));
+  r.verdict.text = v.str("text", "");
+
+  const Node cd = n.obj("cadence");
+  r.cadence.period = req_hist(cd, "period");
+  if (cd.has("jitter_p95_ns")) r.cadence.jitter_p95_ns = cd.at("jitter_p95_ns").integer();
+  if (cd.has("drift_ppm")) r.cadence.drift_ppm = cd.at("drift_ppm").number();
+  if (auto g = cd.opt_obj("longest_gap")) r.cadence.longest_gap = {g->i64("ns", 0), g->u64("seq", 0), g->num("at_s", 0)};
+  r.cadence.realtime_factor = cd.num("realtime_factor", 0);
+
+  const Node tp = n.obj("throughput");
+  r.throughput = {tp.num("wall_seconds", 0), tp.num("media_seconds", 0), tp.num("speed_factor", 0),
+                  tp.num("chunks_per_second", 0)};
+  const Node q = n.obj("queues");
+  r.queues = {q.i32("depth", 0), q.u64("in_high_water", 0), q.u64("out_high_water", 0)};
+
+  if (auto bc = n.opt_obj("backend_counters")) {
+    BackendCounters& b = r.backend_counters;
+    b.chunks = bc->u64("chunks", 0);
+    b.kernel_launches = bc->u64("kernel_launches", 0);
+    b.graph_launches = bc->u64("graph_launches", 0);
+    b.graph_captures = bc->u64("graph_captures", 0);
+    b.graph_recaptures = bc->u64("graph_recaptures", 0);
+    b.eager_fallbacks = bc->u64("eager_fallbacks", 0);
+    b.shape_changes = bc->u64("shape_changes", 0);
+  }
+  if (auto cs = n.opt_obj("checksums")) {
+    r.checksums.algorithm = cs->str("algorithm", "fnv1a64");
+    r.checksums.input = read_strings(*cs, "input");
+    r.checksums.output = read_strings(*cs, "output");
+    if (r.checksums.input.size() != r.checksums.output.size())
+      cs->at("output").fail(fmt::format("has {} checksums but input has {}", r.checksums.output.size(),
+                                        r.checksums.input.size()));
+  }
+  if (auto se = n.opt_obj("series")) r.series = read_series(*se);
+  if (auto d = n.opt_obj("device")) r.device = read_device(*d);
+  if (auto dg = n.arr("diagnosis"))
+    r.diagnosis = read_findings(*dg);
+  else
+    r.diagnosis = diagnose(r);  // an older report: diagnose what it holds now
+  return r;
+}
+
+std::string schema_of(const Node& n) {
+  if (!n.raw().is_object())
+    throw InputError(fmt::format("JSON but not a chunkscope report (a top-level {}, not an object)", n.raw().type_name()));
+  if (!n.has("schema"))
+    throw InputError(fmt::format("JSON but not a chunkscope report (no \"schema\" key; expected {} or {})", kReportSchema,
+                                 kCompareSchema));
+  const json& s = n.raw()["schema"];
+  return s.is_string() ? s.get<std::string>() : s.dump();
+}
+
+}  // namespace
+
+RunReport run_report_from_json(const json& j) {
+  const Node n(j, "");
+  const std::string schema = schema_of(n);
+  if (schema != kReportSchema)
+    throw InputError(fmt::format("schema '{}', expected {}", schema, kReportSchema));
+  return read_run(n);
+}
+
+CompareReport compare_report_from_json(const json& j) {
+  const Node n(j, "");
+  const std::string schema = schema_of(n);
+  if (schema != kCompareSchema)
+    throw InputError(fmt::format("schema '{}', expected {}", schema, kCompareSchema));
+  CompareReport c;
+  c.baseline = n.str("baseline", "");
+  c.rounds = n.i32("rounds", 0);
+  c.rounds_completed = n.i32("rounds_completed", c.rounds);
+  if (n.has("order") && n.at("order").raw().is_string()) c.order = n.at("order").string();
+  c.state = read_state(n, "state");
+  const auto va = n.arr("variants", true);
+  for (std::size_t i = 0; i < va->size(); ++i) {
+    const Node e = va->elem(i);
+    if (!e.raw().is_object()) e.fail(fmt::format("expected an object, found {}", e.raw().type_name()));
+    CompareVariant v;
+    if (!e.has("name")) e.at("name").fail("missing");
+    v.name = e.at("name").string();
+    v.available = e.flag("available", e.has("report"));
+    v.reason = e.str("reason", "");
+    if (e.has("report")) {
+      const Node rep = e.obj("report");
+      if (rep.has("schema") && rep.str("schema", "") != kReportSchema)
+        rep.at("schema").fail(fmt::format("'{}' is not {}", rep.str("schema", ""), kReportSchema));
+      v.report = read_run(rep);
+    } else if (v.available) {
+      e.at("report").fail("missing (the variant is marked available)");
+    }
+    c.variants.push_back(std::move(v));
+  }
+  if (auto env = n.opt_obj("environment")) c.environment = read_environment(*env);
+  if (auto wl = n.opt_obj("workload")) c.workload = read_workload(*wl);
+  if (auto t = n.opt_obj("timing")) c.timing = read_timing(*t);
+  if (auto ta = n.arr("table"))
+    for (std::size_t i = 0; i < ta->size(); ++i) {
+      const Node e = ta->elem(i);
+      CompareRow row;
+      row.variant = e.str("variant", "");
+      row.stage = e.str("stage", "");
+      row.p50 = e.i64("p50", 0);
+      row.p95 = e.i64("p95", 0);
+      row.p99 = e.i64("p99", 0);
+      if (e.has("ratio_p50")) row.ratio_p50 = e.at("ratio_p50").number();
+      if (e.has("ratio_p95")) row.ratio_p95 = e.at("ratio_p95").number();
+      if (e.has("ratio_p99")) row.ratio_p99 = e.at("ratio_p99").number();
+      c.table.push_back(row);
+    }
+  if (auto sa = n.arr("summary"))
+    for (std::size_t i = 0; i < sa->size(); ++i) {
+      const Node e = sa->elem(i);
+      CompareSummary s;
+      s.variant = e.str("variant", "");
+      s.state = read_state(e, "state");
+      auto oi = [&](const char* k) { return e.has(k) ? std::optional<std::int64_t>(e.at(k).integer()) : std::nullopt; };
+      auto od = [&](const char* k) { return e.has(k) ? std::optional<double>(e.at(k).number()) : std::nullopt; };
+      s.latency_p95_ns = oi("latency_p95_ns");
+      s.process_p50_ns = oi("process_p50_ns");
+      s.process_p95_ns = oi("process_p95_ns");
+      s.headroom_p95_ns = oi("headroom_p95_ns");
+      s.launches_per_chunk = e.num("launches_per_chunk", 0);
+      s.dispatches_per_chunk = e.num("dispatches_per_chunk", 0);
+      s.launch_p50_ns = oi("launch_p50_ns");
+      s.gpu_p50_ns = oi("gpu_p50_ns");
+      s.misses = e.u64("misses", 0);
+      s.drops = e.u64("drops", 0);
+      if (e.has("realtime_safe")) s.realtime_safe = e.at("realtime_safe").boolean();
+      s.ratio_latency_p95 = od("ratio_latency_p95");
+      s.ratio_process_p50 = od("ratio_process_p50");
+      c.summary.push_back(s);
+    }
+  return c;
+}
+
+SavedReport load_saved_report(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw InputError(fmt::format("report '{}': no such file", path));
+  if (fs::is_directory(path, ec)) throw InputError(fmt::format("report '{}': is a folder, not a report file", path));
+  const std::string text = read_text_file_bounded(path, kMaxReportBytes, "report");
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw InputError(fmt::format("report '{}': empty file, not JSON", path));
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    if (e.byte >= text.size())
+      throw InputError(fmt::format("report '{}': truncated JSON (the document ends unfinished after {} bytes)", path,
+                                   text.size()));
+    throw InputError(fmt::format("report '{}': not JSON (parse error at byte {})", path, e.byte));
+  }
+  try {
+    const Node n(j, "");
+    const std::string schema = schema_of(n);
+    if (schema == kReportSchema) return read_run(n);
+    if (schema == kCompareSchema) return compare_report_from_json(j);
+    throw InputError(fmt::format("JSON but not a chunkscope report (schema '{}'; expected {} or {})", schema,
+                                 kReportSchema, kCompareSchema));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("report '{}': {}", path, e.what()));
+  }
+}
+
+SavedReport load_report_spec(const std::string& spec) {
+  const auto hash = spec.rfind('#');
+  if (hash == std::string::npos || hash == 0 || fs::exists(spec)) return load_saved_report(spec);
+  const std::string path = spec.substr(0, hash), name = spec.substr(hash + 1);
+  SavedReport saved = load_saved_report(path);
+  const auto* cmp = std::get_if<CompareReport>(&saved);
+  if (!cmp) throw InputError(fmt::format("report '{}': a run report has no variants (#{} names one)", path, name));
+  std::string ran;
+  for (const auto& v : cmp->variants)
+    if (v.report) ran += (ran.empty() ? "" : ", ") + v.name;
+  const CompareVariant* v = cmp->find(name);
+  if (!v) throw InputError(fmt::format("report '{}': no variant '{}' (variants that ran: {})", path, name, ran.empty() ? "none" : ran));
+  if (!v->report)
+    throw InputError(fmt::format("report '{}': variant '{}' did not run ({}); variants that ran: {}", path, name,
+                                 v->reason.empty() ? "unavailable" : v->reason, ran.empty() ? "none" : ran));
+  return *v->report;
+}
+
+RunReport load_run_report(const std::string& spec) {
+  SavedReport saved = load_report_spec(spec);
+  if (auto* r = std::get_if<RunReport>(&saved)) return std::move(*r);
+  const auto& cmp = std::get<CompareReport>(saved);
+  std::string names;
+  for (const auto& v : cmp.variants)
+    if (v.report) names += (names.empty() ? "" : ", ") + v.name;
+  throw InputError(fmt::format("report '{}': a compare report; name one variant as {}#VARIANT (variants: {})", spec, spec,
+                               names.empty() ? "none ran" : names));
+}
+
+}  // namespace chunkscope

@@ -1,0 +1,52 @@
+#pragma once
+// The JSON schemas of saved reports, chunkscope.report/1 and chunkscope.compare/1, and the
+// only place their keys are spelt: the typed model (src/report/model.hpp) is written to
+// JSON and read back here. Reading is tolerant of what older reports lack (a missing
+// optional field keeps its default) and strict about what is there: a missing required
+// section or a value of the wrong type or out of range is refused with one line naming
+// the field. Not real-time.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <variant>
+
+#include "src/report/model.hpp"
+
+namespace chunkscope {
+
+inline constexpr const char* kReportSchema = "chunkscope.report/1";
+inline constexpr const char* kCompareSchema = "chunkscope.compare/1";
+
+nlohmann::json to_json(const HistSummary& h);
+nlohmann::json to_json(const std::vector<Finding>& findings);
+nlohmann::json to_json(const RunReport& r);
+nlohmann::json to_json(const CompareReport& r);
+
+/// A run report from its JSON. Throws InputError "field 'a.b': what is wrong" for a
+/// missing required field or a mistyped value. An older report without a diagnosis gets
+/// one now (diagnose() over what it holds).
+RunReport run_report_from_json(const nlohmann::json& j);
+/// A compare report from its JSON; each variant's report is read as a run report (field
+/// names in errors start with "variants[i].report."). Throws InputError.
+CompareReport compare_report_from_json(const nlohmann::json& j);
+
+using SavedReport = std::variant<RunReport, CompareReport>;
+
+/// A saved report of either schema. Throws InputError (exit 2) with one line naming the
+/// file: missing, a folder, too large, empty, not JSON, truncated JSON, a document that is
+/// not a chunkscope report (naming the schema found), or a field that is missing or
+/// mistyped.
+SavedReport load_saved_report(const std::string& path);
+
+/// What `spec` names: FILE (a run or a compare report), or COMPARE.json#VARIANT (that
+/// variant's run report). Throws InputError naming the file, and the variant when it is
+/// not in the comparison or did not run (listing those that did).
+SavedReport load_report_spec(const std::string& spec);
+
+/// The run report `spec` names (FILE or COMPARE.json#VARIANT). A compare report without a
+/// variant is refused with the list of its variants. Throws InputError.
+RunReport load_run_report(const std::string& spec);
+
+/// The largest saved report read (bytes): 512 MiB.
+inline constexpr std::size_t kMaxReportBytes = std::size_t{512} << 20;
+
+}  // namespace chunkscope

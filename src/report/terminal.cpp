@@ -1,0 +1,214 @@
+#include "src/report/terminal.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <string>
+#include <vector>
+
+#include "src/report/diagnosis.hpp"
+#include "src/report/format.hpp"
+
+namespace chunkscope {
+
+namespace {
+
+std::string hist_row(const std::string& name, const HistSummary& h) {
+  if (!h.has_data()) return fmt::format("{:<12} {:>10}", name, "-");
+  std::string s = fmt::format("{:<12}", name);
+  for (int p = 0; p < kPctCount; ++p) s += fmt::format(" {:>10}", fmt_time(double(at(h, static_cast<Pct>(p)))));
+  s += fmt::format(" {:>10} {:>10}", fmt_time(double(h.max)), fmt_time(h.mean));
+  return s;
+}
+
+std::string fmt_speed(double s) { return fmt::format("{:g}", s); }
+
+// The lines that say what a chunk is, its deadline and how the run was paced.
+void header_timing(std::vector<std::string>& out, const RunReport& r) {
+  const ReportWorkload& w = r.workload;
+  const double D = double(r.timing.chunk_ns), B = double(r.timing.budget_ns);
+  const bool device = r.device.has_value();
+  const int K = device && r.device->duplex ? r.device->latency_chunks : 1;
+  std::string budget;
+  if (K > 1)
+    budget = fmt::format("budget B = {} x D - margin = {} (full duplex: a chunk plays {} callbacks after its input)", K,
+                         fmt_time(B), K);
+  else
+    budget = fmt::format("budget B {}", fmt_time(B));
+  if (w.speed && *w.speed != 1 && !device) {
+    const double media = D * *w.speed;
+    out.push_back(fmt::format("           {} Hz, {} ch, chunk {} frames = {} of media = D {} of wall time at {}x, margin {} = {}, {}",
+                              w.rate, w.channels, w.chunk_frames, fmt_time(media), fmt_time(D), fmt_speed(*w.speed),
+                              w.margin_text, fmt_time(double(w.margin_ns)), budget));
+    out.push_back(fmt::format("           at {}x the deadline shrinks with the speed; fixed per-chunk costs (wake-ups, "
+                              "hand-offs, launches) do not",
+                              fmt_speed(*w.speed)));
+  } else {
+    out.push_back(fmt::format("           {} Hz, {} ch, chunk {} frames = D {}, margin {} = {}, {}", w.rate, w.channels,
+                              w.chunk_frames, fmt_time(D), w.margin_text, fmt_time(double(w.margin_ns)), budget));
+  }
+  std::string pacing;
+  if (device)
+    pacing = "paced by the device's callbacks";
+  else if (!w.speed)
+    pacing = "max (as fast as possible, no schedule)";
+  else
+    pacing = fmt::format("{}x (paced, absolute schedule)", fmt_speed(*w.speed));
+  out.push_back(fmt::format("           speed {}, warm-up {} chunks (reported apart), queue depth {}, pool {} chunks", pacing,
+                            w.warmup_chunks, w.queue_depth, w.pool_chunks));
+}
+
+}  // namespace
+
+bool budget_broken(const RunReport& r) {
+  if (r.headroom && r.headroom->p95 < 0) return true;
+  if (r.counts.misses > 0 || r.counts.drops > 0) return true;
+  return r.device && (r.device->xruns > 0 || r.device->underruns > 0);
+}
+
+void print_report(std::ostream& os, const RunReport& r) {
+  const ReportWorkload& w = r.workload;
+  const Environment& e = r.environment.host;
+  std::vector<std::string> out;
+  auto line = [&](const std::string& s) { out.push_back(s); };
+  line(fmt::format("chunkscope {} ({}) {}", e.version, e.commit, w.command));
+  line(fmt::format("workload   {} -> sink {}", w.source, w.sink));
+  line(fmt::format("           chain '{}': {} dispatch(es) per chunk, {} sections, on {} ({}), {}", w.chain,
+                   w.dispatches_per_chunk_planned, w.sections_per_sample, w.backend, w.mode, dtype_name(w.dtype)));
+  header_timing(out, r);
+  line(fmt::format("environment {}, {} logical CPUs, {}, {} {}", e.cpu, e.logical_cpus, e.os, e.compiler, e.build));
+  if (r.environment.gpu)
+    line(fmt::format("gpu        {} (compute {}), {}", r.environment.gpu->name, r.environment.gpu->compute_capability,
+                     r.environment.gpu->driver));
+  line(fmt::format("method     log-linear histograms (relative error <= {:.3f}%, exact min/max), {}, latency from {}",
+                   r.method.relative_error * 100, r.method.clock, r.method.latency_from));
+  if (!r.complete())
+    line(fmt::format("RUN {}: {}", r.state == RunState::interrupted ? "INTERRUPTED" : "INCOMPLETE",
+                     r.reason.empty() ? "-" : r.reason));
+  line("");
+  std::string head = fmt::format("{:<12}", "stage");
+  for (int p = 0; p < kPctCount; ++p) head += fmt::format(" {:>10}", pct_label(static_cast<Pct>(p)));
+  line(head + fmt::format(" {:>10} {:>10}", "max", "mean"));
+  for (int s = 0; s < kStageCount; ++s) line(hist_row(stage_key(static_cast<Stage>(s)), r.stages[static_cast<std::size_t>(s)]));
+  for (int p = 0; p < kPartCount; ++p)
+    if (r.process_parts[static_cast<std::size_t>(p)])
+      line(hist_row(std::string("  ") + part_key(static_cast<Part>(p)), *r.process_parts[static_cast<std::size_t>(p)]));
+  line(hist_row("end-to-end", r.latency));
+  line(hist_row("overhead", r.engine_overhead));
+  line(hist_row("period", r.cadence.period));
+  line("");
+  line(fmt::format("headline   {}", r.verdict.text));
+  if (r.headroom)
+    line(fmt::format("headroom   p95 {}, p99 {}, max {}", fmt_time(double(r.headroom->p95)), fmt_time(double(r.headroom->p99)),
+                     fmt_time(double(r.headroom->max))));
+  const Cadence& c = r.cadence;
+  if (!c.period.has_data())
+    line("cadence    - (fewer than two counted chunks)");
+  else
+    line(fmt::format("cadence    jitter p95 {}, drift {}, longest gap {} (chunk {} at {:.3f} s), real-time factor {:.3f}",
+                     c.jitter_p95_ns ? fmt_time(double(*c.jitter_p95_ns)) : std::string("- (no schedule)"),
+                     c.drift_ppm ? fmt::format("{:+.1f} ppm", *c.drift_ppm) : std::string("- (no schedule)"),
+                     fmt_time(double(c.longest_gap.ns)), c.longest_gap.seq, c.longest_gap.at_s, c.realtime_factor));
+  const Counts& k = r.counts;
+  std::string blame;
+  for (int i = 0; i < kStageCount; ++i)
+    if (k.miss_blame[static_cast<std::size_t>(i)] > 0)
+      blame += fmt::format("{}{} {}", blame.empty() ? "" : ", ", stage_key(static_cast<Stage>(i)),
+                           k.miss_blame[static_cast<std::size_t>(i)]);
+  line(fmt::format("misses     {} of {} counted chunks ({:.2f}%){}", k.misses, k.counted,
+                   k.counted ? 100.0 * double(k.misses) / double(k.counted) : 0.0, blame.empty() ? "" : ", blamed on " + blame));
+  std::string seqs;
+  for (std::size_t i = 0; i < k.drop_seqs.size() && i < 10; ++i) seqs += fmt::format(" {}", k.drop_seqs[i]);
+  line(fmt::format("drops      {} (pool empty {}, queue full {}){}", k.drops, k.drops_pool_empty, k.drops_queue_full,
+                   seqs.empty() ? "" : ", chunks" + seqs + (k.drop_seqs.size() > 10 ? " ..." : "")));
+  line(fmt::format("chunks     {} produced, {} emitted, {} warm-up, {} short (passed through); queue high water in {} / out {}",
+                   k.produced, k.emitted, k.warmup, k.short_chunks, r.queues.in_high_water, r.queues.out_high_water));
+  const Throughput& tp = r.throughput;
+  line(fmt::format("throughput {:.3f} s of media in {:.3f} s wall ({:.2f}x), {:.0f} chunks/s, {:.2f} dispatches per chunk",
+                   tp.media_seconds, tp.wall_seconds, tp.speed_factor, tp.chunks_per_second, r.dispatches_per_chunk));
+  if (w.backend == "cuda") {
+    const BackendCounters& bc = r.backend_counters;
+    line(fmt::format("gpu work   {:.2f} launches per chunk ({} kernel launches, {} graph launches); graph captures {}, "
+                     "re-captures {}, eager fallbacks {}, shape changes {}",
+                     r.launches_per_chunk, bc.kernel_launches, bc.graph_launches, bc.graph_captures, bc.graph_recaptures,
+                     bc.eager_fallbacks, bc.shape_changes));
+  }
+  if (r.device) {
+    const DeviceSection& d = *r.device;
+    line(fmt::format("device     {} -> {}: host API reports input {} / output {}; callback period p50 {}; xruns {} "
+                     "(input overflows {}, output underflows {}), underruns {}, late {}",
+                     d.input, d.output, fmt_time(d.reported_input_latency_s * 1e9),
+                     d.duplex ? fmt_time(d.reported_output_latency_s * 1e9) : std::string("-"),
+                     d.callback_period.has_data() ? fmt_time(double(d.callback_period.p50)) : std::string("-"), d.xruns,
+                     d.input_overflows, d.output_underflows, d.underruns, d.late_chunks));
+  }
+  if (k.counted < 100)
+    line(fmt::format("note       only {} counted chunks: p99 and p99.9 rest on fewer than 100 samples", k.counted));
+  std::string text;
+  for (const auto& l : out) text += l + "\n";
+  os << text << "\n";
+  print_diagnosis(os, r.diagnosis);
+}
+
+void print_compare(std::ostream& os, const CompareReport& r) {
+  std::string out;
+  auto line = [&](const std::string& s) { out += s + "\n"; };
+  const Environment& e = r.environment.host;
+  const ReportWorkload& w = r.workload;
+  line(fmt::format("chunkscope {} ({}) compare: {} round(s) of {} variant(s), interleaved (the order rotates each round)",
+                   e.version, e.commit, r.rounds_completed, r.variants.size()));
+  line(fmt::format("workload   {}, chain '{}', {} Hz, {} ch, {}, chunk {} frames = D {}, margin {}, budget B {}", w.source,
+                   w.chain, w.rate, w.channels, dtype_name(w.dtype), w.chunk_frames, fmt_time(double(r.timing.chunk_ns)),
+                   w.margin_text.empty() ? "?" : w.margin_text, fmt_time(double(r.timing.budget_ns))));
+  line(fmt::format("           speed {}, warm-up {} chunks per round, baseline {}",
+                   !w.speed ? std::string("max (no schedule)") : fmt::format("{}x", fmt_speed(*w.speed)), w.warmup_chunks,
+                   r.baseline.empty() ? "?" : r.baseline));
+  if (r.environment.gpu) line(fmt::format("gpu        {} ({})", r.environment.gpu->name, r.environment.gpu->driver));
+  if (r.state != RunState::complete)
+    line("RUN INTERRUPTED: figures cover the rounds completed and the variants that ran in the interrupted one");
+  for (const auto& v : r.variants)
+    if (!v.available) line(fmt::format("unavailable {}: {}", v.name, v.reason.empty() ? "?" : v.reason));
+  line("");
+  line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}", "stage", "variant", "p50", "p95", "p99", "x p50",
+                   "x p95", "x p99"));
+  auto rt = [](const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : std::string("-"); };
+  // rows grouped by stage in the order of the first variant's rows
+  std::vector<std::string> order;
+  for (const auto& row : r.table)
+    if (std::find(order.begin(), order.end(), row.stage) == order.end()) order.push_back(row.stage);
+  std::string last;
+  for (const auto& st : order)
+    for (const auto& row : r.table) {
+      if (row.stage != st) continue;
+      line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}", st == last ? "" : st, row.variant,
+                       fmt_time(double(row.p50)), fmt_time(double(row.p95)), fmt_time(double(row.p99)), rt(row.ratio_p50),
+                       rt(row.ratio_p95), rt(row.ratio_p99)));
+      last = st;
+    }
+  line("");
+  line(fmt::format("{:<20} {:>11} {:>12} {:>9} {:>9} {:>10} {:>10} {:>7} {:>6} {:>6}  {}", "variant", "e2e p95",
+                   "headroom p95", "launch/ch", "disp/ch", "launch p50", "gpu p50", "x e2e", "misses", "drops", "verdict"));
+  auto tm = [](const std::optional<std::int64_t>& v) { return v ? fmt_time(double(*v)) : std::string("-"); };
+  for (const auto& s : r.summary)
+    line(fmt::format("{:<20} {:>11} {:>12} {:>9.2f} {:>9.2f} {:>10} {:>10} {:>7} {:>6} {:>6}  {}", s.variant,
+                     tm(s.latency_p95_ns), tm(s.headroom_p95_ns), s.launches_per_chunk, s.dispatches_per_chunk,
+                     tm(s.launch_p50_ns), tm(s.gpu_p50_ns), rt(s.ratio_latency_p95), s.misses, s.drops,
+                     !s.realtime_safe ? std::string("throughput only") : *s.realtime_safe ? "real-time safe" : "NOT safe"));
+  line("x: ratio to the baseline (the first available variant); gpu p50 adds the p50s of H2D, kernel and D2H");
+  // each variant's warnings from its own diagnosis (the full findings are in its report)
+  bool header = false;
+  for (const auto& v : r.variants) {
+    if (!v.report) continue;
+    for (const auto& f : v.report->diagnosis) {
+      if (f.severity != Finding::Severity::warning) continue;
+      if (!header) {
+        line("");
+        line("findings   warnings from each variant's diagnosis (chunkscope report FILE shows them all)");
+        header = true;
+      }
+      line(fmt::format("  {:<20} [{}] {}: {}", v.name, confidence_name(f.confidence), f.rule, f.text));
+    }
+  }
+  os << out;
+}
+
+}  // namespace chunkscope
