@@ -14,7 +14,7 @@
 #include "src/errors.hpp"
 #include "src/io/devices.hpp"
 #include "src/plan.hpp"
-#include "src/report/report.hpp"
+#include "src/report/build.hpp"
 #include "rt/run_stats.hpp"
 
 int main(int argc, char** argv) {
@@ -81,8 +81,8 @@ int main(int argc, char** argv) {
     w.chunk_frames = chunk;
     w.margin_text = "20%";
     w.margin_ns = D / 5;
-    const auto report = build_report(w, plan, probe_environment(), stats, result, RunOutcome{});
-    std::cout << report["verdict"]["text"].get<std::string>() << " (" << stats.chunks << " chunks, "
+    const RunReport report = build_run_report(w, plan, probe_environment(), stats, result, RunOutcome{});
+    std::cout << report.verdict.text << " (" << stats.chunks << " chunks, "
               << result.underruns << " underruns, " << stream.xruns() << " xruns)\n";
   } catch (const std::exception& e) {
     std::cerr << "example_live_monitor: " << e.what() << "\n";

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+
+#include "src/report/diagnosis.hpp"
+#include "src/report/schema.hpp"
 #include <string>
 #include <vector>
 
@@ -231,5 +234,12 @@ inline json make_run_report(const Options& o = {}) {
   }
   return r;
 }
+
+// The diagnosis of a report given as JSON, as JSON: the path a saved report takes (read by
+// the schema module into the typed model, diagnosed, written back).
+inline json diagnose(const json& r) {
+  return chunkscope::to_json(chunkscope::diagnose(chunkscope::run_report_from_json(r)));
+}
+inline std::string rerun_command(const json& r) { return chunkscope::rerun_command(chunkscope::run_report_from_json(r)); }
 
 }  // namespace fixture

@@ -5,7 +5,9 @@
 #include <sstream>
 #include <string>
 
+#include "src/errors.hpp"
 #include "src/report/diagnosis.hpp"
+#include "src/report/schema.hpp"
 #include "tests/report_fixture.hpp"
 
 using nlohmann::json;
@@ -77,7 +79,7 @@ void set_hist(json& h, double p50, double p95, double p99) {
 
 TEST_CASE("diagnosis: a healthy run fires no problem rule and says why it is healthy / with numbers") {
   const json r = healthy();
-  const json f = chunkscope::diagnose(r);
+  const json f = fixture::diagnose(r);
   check_shape(f);
   for (const auto& rule : rules(f)) {
     CAPTURE(rule);
@@ -96,7 +98,7 @@ TEST_CASE("diagnosis not_fused: dispatches per chunk equal to the filter count")
   r["workload"]["fused"] = false;
   r["workload"]["dispatches_per_chunk_planned"] = 3;
   r["dispatches_per_chunk"] = 3.0;
-  const json f = chunkscope::diagnose(r);
+  const json f = fixture::diagnose(r);
   check_shape(f);
   const json x = find_rule(f, "not_fused");
   REQUIRE(x.is_object());
@@ -109,12 +111,12 @@ TEST_CASE("diagnosis not_fused: dispatches per chunk equal to the filter count")
   json s = healthy();
   s["workload"]["chain"] = "lp:1000 | spin:10us | hp:50";
   s["dispatches_per_chunk"] = 2.0;
-  const json y = find_rule(chunkscope::diagnose(s), "not_fused");
+  const json y = find_rule(fixture::diagnose(s), "not_fused");
   REQUIRE(y.is_object());
   CHECK(y["evidence"]["filter_stages"] == 2);
   CHECK(has(y["next"], "spin/sleep"));
   // fused: one dispatch for two filters
-  CHECK(find_rule(chunkscope::diagnose(healthy()), "not_fused").is_null());
+  CHECK(find_rule(fixture::diagnose(healthy()), "not_fused").is_null());
 }
 
 TEST_CASE("diagnosis launch_bound: CPU launch time above the GPU time suggests graph mode") {
@@ -124,7 +126,7 @@ TEST_CASE("diagnosis launch_bound: CPU launch time above the GPU time suggests g
   set_hist(r["process_parts"]["h2d"], 2000, 2200, 2500);
   set_hist(r["process_parts"]["d2h"], 2000, 2200, 2500);
   set_hist(r["stages"]["process"], 41000, 46000, 52000);
-  const json f = chunkscope::diagnose(r);
+  const json f = fixture::diagnose(r);
   check_shape(f);
   const json x = find_rule(f, "launch_bound");
   REQUIRE(x.is_object());
@@ -134,11 +136,11 @@ TEST_CASE("diagnosis launch_bound: CPU launch time above the GPU time suggests g
   CHECK(has(x["next"], "--mode graph"));
   // already in graph mode: larger chunks
   r["workload"]["mode"] = "graph";
-  const json g = find_rule(chunkscope::diagnose(r), "launch_bound");
+  const json g = find_rule(fixture::diagnose(r), "launch_bound");
   REQUIRE(g.is_object());
   CHECK(has(g["next"], "--chunk 512"));
   // the fixture's default parts (launch 8 us < GPU 18 us) do not fire it
-  CHECK(find_rule(chunkscope::diagnose(cuda_report("eager")), "launch_bound").is_null());
+  CHECK(find_rule(fixture::diagnose(cuda_report("eager")), "launch_bound").is_null());
 }
 
 TEST_CASE("diagnosis copy_bound: H2D + D2H above the kernel suggests larger chunks") {
@@ -148,42 +150,42 @@ TEST_CASE("diagnosis copy_bound: H2D + D2H above the kernel suggests larger chun
   set_hist(r["process_parts"]["h2d"], 20000, 22000, 25000);
   set_hist(r["process_parts"]["d2h"], 20000, 22000, 25000);
   set_hist(r["stages"]["process"], 49000, 54000, 60000);
-  const json x = find_rule(chunkscope::diagnose(r), "copy_bound");
+  const json x = find_rule(fixture::diagnose(r), "copy_bound");
   REQUIRE(x.is_object());
   CHECK(x["evidence"]["h2d_p50_ns"] == 20000.0);
   CHECK(x["evidence"]["d2h_p50_ns"] == 20000.0);
   CHECK(x["evidence"]["kernel_p50_ns"] == 5000.0);
   CHECK(x["confidence"] == "high");
   CHECK(has(x["next"], "--chunk 1024"));
-  CHECK(find_rule(chunkscope::diagnose(cuda_report("graph")), "copy_bound").is_null());
+  CHECK(find_rule(fixture::diagnose(cuda_report("graph")), "copy_bound").is_null());
 }
 
 TEST_CASE("diagnosis queue_wait: queue waits dominating the latency") {
   json r = healthy();
   set_hist(r["stages"]["queue_in"], 2000000, 3000000, 3200000);
   set_hist(r["latency"], 2100000, 3100000, 3300000);
-  const json x = find_rule(chunkscope::diagnose(r), "queue_wait");
+  const json x = find_rule(fixture::diagnose(r), "queue_wait");
   REQUIRE(x.is_object());
   CHECK(x["evidence"]["queue_in_p95_ns"] == 3000000.0);
   CHECK(x["evidence"]["queue_share_p50"].get<double>() > 0.9);
   CHECK(has(x["finding"], "queue_in"));
   // at --speed max queue waits are the expected backpressure: silent
   r["timing"]["paced"] = false;
-  CHECK(find_rule(chunkscope::diagnose(r), "queue_wait").is_null());
-  CHECK(find_rule(chunkscope::diagnose(healthy()), "queue_wait").is_null());
+  CHECK(find_rule(fixture::diagnose(r), "queue_wait").is_null());
+  CHECK(find_rule(fixture::diagnose(healthy()), "queue_wait").is_null());
 }
 
 TEST_CASE("diagnosis f64_on_gpu: float64 on the GPU / never on the CPU") {
   json r = cuda_report("graph");
   r["workload"]["dtype"] = "f64";
-  const json x = find_rule(chunkscope::diagnose(r), "f64_on_gpu");
+  const json x = find_rule(fixture::diagnose(r), "f64_on_gpu");
   REQUIRE(x.is_object());
   CHECK(x["evidence"]["kernel_p50_ns"] == r["process_parts"]["kernel"]["p50"].get<double>());
   CHECK(has(x["next"], "--dtype f32"));
   json c = healthy();
   c["workload"]["dtype"] = "f64";
-  CHECK(find_rule(chunkscope::diagnose(c), "f64_on_gpu").is_null());
-  CHECK(find_rule(chunkscope::diagnose(cuda_report("graph")), "f64_on_gpu").is_null());
+  CHECK(find_rule(fixture::diagnose(c), "f64_on_gpu").is_null());
+  CHECK(find_rule(fixture::diagnose(cuda_report("graph")), "f64_on_gpu").is_null());
 }
 
 TEST_CASE("diagnosis negative_headroom: names the stage to blame and by how much") {
@@ -193,7 +195,7 @@ TEST_CASE("diagnosis negative_headroom: names the stage to blame and by how much
   set_hist(r["latency"], 3100000, B + 500000, B + 700000);
   r["headroom"] = {{"p95", -500000}, {"p99", -700000}, {"max", -700000}};
   r["verdict"]["blame"] = "process";
-  const json f = chunkscope::diagnose(r);
+  const json f = fixture::diagnose(r);
   check_shape(f);
   const json x = find_rule(f, "negative_headroom");
   REQUIRE(x.is_object());
@@ -205,16 +207,16 @@ TEST_CASE("diagnosis negative_headroom: names the stage to blame and by how much
   CHECK(has(x["finding"], "process is to blame"));
   CHECK(has(x["next"], "stage-bench"));
   CHECK(find_rule(f, "healthy").is_null());
-  CHECK(find_rule(chunkscope::diagnose(healthy()), "negative_headroom").is_null());
+  CHECK(find_rule(fixture::diagnose(healthy()), "negative_headroom").is_null());
 }
 
 TEST_CASE("diagnosis tail_over_budget: p95 keeps the budget / p99 does not") {
   json r = healthy();
   r["headroom"]["p99"] = -100000;
-  const json x = find_rule(chunkscope::diagnose(r), "tail_over_budget");
+  const json x = find_rule(fixture::diagnose(r), "tail_over_budget");
   REQUIRE(x.is_object());
   CHECK(x["evidence"]["headroom_p99_ns"] == -100000.0);
-  CHECK(find_rule(chunkscope::diagnose(healthy()), "tail_over_budget").is_null());
+  CHECK(find_rule(fixture::diagnose(healthy()), "tail_over_budget").is_null());
 }
 
 TEST_CASE("diagnosis scheduling_noise: wide p99/p50 spread while the processor is mostly idle") {
@@ -222,7 +224,7 @@ TEST_CASE("diagnosis scheduling_noise: wide p99/p50 spread while the processor i
   set_hist(r["stages"]["process"], 20000, 60000, 40000);
   set_hist(r["engine_overhead"], 40000, 200000, 1460000);
   set_hist(r["latency"], 60000, 200000, 1500000);
-  const json x = find_rule(chunkscope::diagnose(r), "scheduling_noise");
+  const json x = find_rule(fixture::diagnose(r), "scheduling_noise");
   REQUIRE(x.is_object());
   CHECK(x["evidence"]["overhead_p99_over_p50"] == doctest::Approx(36.5));
   CHECK(x["evidence"]["latency_p99_ns"] == 1500000.0);
@@ -234,23 +236,23 @@ TEST_CASE("diagnosis scheduling_noise: wide p99/p50 spread while the processor i
   json k = r;
   k["process_parts"]["calibration"] = {{"count", 40}, {"min", 1000000}, {"p50", 1000000}, {"p90", 1000000}, {"p95", 1000000},
                                        {"p99", 1000000}, {"p99_9", 1000000}, {"max", 1000000}, {"mean", 1000000}};
-  CHECK(find_rule(chunkscope::diagnose(k), "scheduling_noise").is_null());
+  CHECK(find_rule(fixture::diagnose(k), "scheduling_noise").is_null());
   // a tail far below the budget is harmless
   json q = r;
   set_hist(q["engine_overhead"], 40000, 100000, 200000);
   set_hist(q["latency"], 60000, 120000, 240000);
-  CHECK(find_rule(chunkscope::diagnose(q), "scheduling_noise").is_null());
+  CHECK(find_rule(fixture::diagnose(q), "scheduling_noise").is_null());
   // a busy processor (p50 above half of D) is not "idle CPU"
   json b = r;
   set_hist(b["stages"]["process"], 3000000, 3500000, 4000000);
-  CHECK(find_rule(chunkscope::diagnose(b), "scheduling_noise").is_null());
-  CHECK(find_rule(chunkscope::diagnose(healthy()), "scheduling_noise").is_null());
+  CHECK(find_rule(fixture::diagnose(b), "scheduling_noise").is_null());
+  CHECK(find_rule(fixture::diagnose(healthy()), "scheduling_noise").is_null());
 }
 
 TEST_CASE("diagnosis few_chunks_for_p99: too few chunks for a p99 (and for a p99.9)") {
   fixture::Options o;
   o.chunks = 50;
-  const json f = chunkscope::diagnose(fixture::make_run_report(o));
+  const json f = fixture::diagnose(fixture::make_run_report(o));
   check_shape(f);
   const json x = find_rule(f, "few_chunks_for_p99");
   REQUIRE(x.is_object());
@@ -259,11 +261,11 @@ TEST_CASE("diagnosis few_chunks_for_p99: too few chunks for a p99 (and for a p99
   CHECK(has(x["next"], "--duration"));
   CHECK(find_rule(f, "healthy").is_null());
   o.chunks = 500;
-  const json y = find_rule(chunkscope::diagnose(fixture::make_run_report(o)), "few_chunks_for_p99_9");
+  const json y = find_rule(fixture::diagnose(fixture::make_run_report(o)), "few_chunks_for_p99_9");
   REQUIRE(y.is_object());
   CHECK(y["evidence"]["counted"] == 490.0);
-  CHECK(find_rule(chunkscope::diagnose(healthy()), "few_chunks_for_p99").is_null());
-  CHECK(find_rule(chunkscope::diagnose(healthy()), "few_chunks_for_p99_9").is_null());
+  CHECK(find_rule(fixture::diagnose(healthy()), "few_chunks_for_p99").is_null());
+  CHECK(find_rule(fixture::diagnose(healthy()), "few_chunks_for_p99_9").is_null());
 }
 
 TEST_CASE("diagnosis deadline_misses: counts / blame / worst chunk and a periodic stall") {
@@ -272,7 +274,7 @@ TEST_CASE("diagnosis deadline_misses: counts / blame / worst chunk and a periodi
   o.spike_ns = 5e6;
   const json r = fixture::make_run_report(o);
   REQUIRE(r["counts"]["misses"] == 4);
-  const json x = find_rule(chunkscope::diagnose(r), "deadline_misses");
+  const json x = find_rule(fixture::diagnose(r), "deadline_misses");
   REQUIRE(x.is_object());
   CHECK(x["evidence"]["misses"] == 4.0);
   CHECK(x["evidence"]["blamed_process"] == 4.0);
@@ -282,29 +284,29 @@ TEST_CASE("diagnosis deadline_misses: counts / blame / worst chunk and a periodi
   json g = r;
   g["counts"]["miss_list"] = json::array();
   for (int s : {100, 150, 300, 450}) g["counts"]["miss_list"].push_back({{"seq", s}, {"latency_ns", 5000000}, {"blame", "process"}});
-  const json y = find_rule(chunkscope::diagnose(g), "deadline_misses");
+  const json y = find_rule(fixture::diagnose(g), "deadline_misses");
   REQUIRE(y.is_object());
   CHECK(y["evidence"]["miss_interval_chunks"] == 50.0);
   CHECK(has(y["finding"], "grid of 50 chunks"));
-  CHECK(find_rule(chunkscope::diagnose(healthy()), "deadline_misses").is_null());
+  CHECK(find_rule(fixture::diagnose(healthy()), "deadline_misses").is_null());
 }
 
 TEST_CASE("diagnosis drops: the count / the cause and the first dropped chunk") {
   fixture::Options o;
   o.drop_seqs = {500, 501, 502};
   const json r = fixture::make_run_report(o);
-  const json x = find_rule(chunkscope::diagnose(r), "drops");
+  const json x = find_rule(fixture::diagnose(r), "drops");
   REQUIRE(x.is_object());
   CHECK(x["evidence"]["drops"] == 3.0);
   CHECK(x["evidence"]["first_drop_seq"] == 500.0);
   CHECK(has(x["next"], "--queue-depth 32"));
-  CHECK(find_rule(chunkscope::diagnose(healthy()), "drops").is_null());
+  CHECK(find_rule(fixture::diagnose(healthy()), "drops").is_null());
 }
 
 TEST_CASE("diagnosis drift / too_slow / graph_fallbacks / xruns / incomplete_run fire on crafted figures only") {
   json d = healthy();
   d["cadence"]["drift_ppm"] = 2500.0;
-  const json x = find_rule(chunkscope::diagnose(d), "drift");
+  const json x = find_rule(fixture::diagnose(d), "drift");
   REQUIRE(x.is_object());
   CHECK(x["evidence"]["drift_ppm"] == 2500.0);
   CHECK(x["evidence"]["seconds_per_hour"] == doctest::Approx(9.0));
@@ -312,17 +314,17 @@ TEST_CASE("diagnosis drift / too_slow / graph_fallbacks / xruns / incomplete_run
   fixture::Options o;
   o.paced = false;
   json s = fixture::make_run_report(o);
-  CHECK(find_rule(chunkscope::diagnose(s), "too_slow").is_null());
+  CHECK(find_rule(fixture::diagnose(s), "too_slow").is_null());
   s["throughput"]["speed_factor"] = 0.5;
-  const json t = find_rule(chunkscope::diagnose(s), "too_slow");
+  const json t = find_rule(fixture::diagnose(s), "too_slow");
   REQUIRE(t.is_object());
   CHECK(t["evidence"]["speed_factor"] == 0.5);
 
   json g = cuda_report("graph");
-  CHECK(find_rule(chunkscope::diagnose(g), "graph_fallbacks").is_null());
+  CHECK(find_rule(fixture::diagnose(g), "graph_fallbacks").is_null());
   g["backend_counters"]["eager_fallbacks"] = 12;
   g["backend_counters"]["shape_changes"] = 12;
-  const json gf = find_rule(chunkscope::diagnose(g), "graph_fallbacks");
+  const json gf = find_rule(fixture::diagnose(g), "graph_fallbacks");
   REQUIRE(gf.is_object());
   CHECK(gf["evidence"]["eager_fallbacks"] == 12.0);
 
@@ -330,10 +332,10 @@ TEST_CASE("diagnosis drift / too_slow / graph_fallbacks / xruns / incomplete_run
   m["workload"]["command"] = "monitor";
   m["device"] = {{"input", "system"}, {"output", "system"}, {"duplex", true}, {"latency_chunks", 2}, {"callbacks", 1000},
                  {"xruns", 0}, {"underruns", 0}, {"input_overflows", 0}, {"output_underflows", 0}};
-  CHECK(find_rule(chunkscope::diagnose(m), "xruns").is_null());
+  CHECK(find_rule(fixture::diagnose(m), "xruns").is_null());
   m["device"]["xruns"] = 3;
   m["device"]["output_underflows"] = 3;
-  const json xr = find_rule(chunkscope::diagnose(m), "xruns");
+  const json xr = find_rule(fixture::diagnose(m), "xruns");
   REQUIRE(xr.is_object());
   CHECK(xr["evidence"]["xruns"] == 3.0);
   CHECK(has(xr["next"], "--latency-chunks 3"));
@@ -341,63 +343,76 @@ TEST_CASE("diagnosis drift / too_slow / graph_fallbacks / xruns / incomplete_run
   json i = healthy();
   i["state"] = "interrupted";
   i["reason"] = "stopped by a signal";
-  const json ir = find_rule(chunkscope::diagnose(i), "incomplete_run");
+  const json ir = find_rule(fixture::diagnose(i), "incomplete_run");
   REQUIRE(ir.is_object());
   CHECK(has(ir["finding"], "interrupted"));
 }
 
-TEST_CASE("diagnosis: robust to missing keys (older / throughput-only / monitor / CPU reports)") {
-  CHECK(chunkscope::diagnose(json::object()).is_array());
-  CHECK(chunkscope::diagnose(json::array()).empty());
-  CHECK(chunkscope::diagnose(json{{"schema", "chunkscope.report/1"}}).is_array());
+TEST_CASE("diagnosis: older and partial reports diagnose; mistyped ones are refused naming the field") {
+  auto refused = [](const json& r) {
+    try {
+      (void)chunkscope::run_report_from_json(r);
+    } catch (const chunkscope::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(has(refused(json::object()), "no \"schema\" key"));
+  CHECK(!refused(json::array()).empty());
+  CHECK(has(refused(json{{"schema", "chunkscope.report/1"}}), "field 'workload': missing"));
   // --speed max: no headroom, null drift and jitter
   fixture::Options o;
   o.paced = false;
   json s = fixture::make_run_report(o);
   REQUIRE(!s.contains("headroom"));
-  const json fs = chunkscope::diagnose(s);
+  const json fs = fixture::diagnose(s);
   check_shape(fs);
   CHECK(find_rule(fs, "negative_headroom").is_null());
   CHECK(find_rule(fs, "healthy").is_null());
-  // an older report: no series, no backend counters, no process_parts, wrong types here and there
+  // an older report: no series, no backend counters, no process_parts, no diagnosis, null drift
   json old = healthy();
   old.erase("series");
   old.erase("backend_counters");
   old.erase("process_parts");
-  old["counts"]["miss_list"] = "garbage";
+  old.erase("diagnosis");
   old["stages"]["process"] = {{"count", 0}};
   old["cadence"]["drift_ppm"] = nullptr;
-  check_shape(chunkscope::diagnose(old));
-  // a report whose every section is missing but the counts
-  json bare = {{"schema", "chunkscope.report/1"}, {"counts", {{"counted", 5}, {"misses", 1}}}};
-  const json fb = chunkscope::diagnose(bare);
-  check_shape(fb);
-  CHECK(find_rule(fb, "deadline_misses").is_object());
+  check_shape(fixture::diagnose(old));
+  // mistyped values are refused with the field's path, not read as something else
+  json bad = healthy();
+  bad["counts"]["miss_list"] = "garbage";
+  CHECK(has(refused(bad), "field 'counts.miss_list': expected an array, found string"));
+  bad = healthy();
+  bad["latency"]["p95"] = 1e400;  // parses as infinity
+  CHECK(has(refused(bad), "field 'latency.p95'"));
+  bad = healthy();
+  bad["stages"].erase("source");
+  CHECK(has(refused(bad), "field 'stages.source': missing"));
   // no counted chunks at all
   json none = healthy();
   none["counts"]["counted"] = 0;
-  CHECK(find_rule(chunkscope::diagnose(none), "no_counted_chunks").is_object());
+  CHECK(find_rule(fixture::diagnose(none), "no_counted_chunks").is_object());
 }
 
 TEST_CASE("diagnosis: the rerun command repeats the workload with the change asked for") {
   json r = healthy();
   r["workload"]["chain"] = "lp:8000:4 | peak:1000:q=1:gain=3";
   r["workload"]["media_seconds"] = 10.24;
-  CHECK(chunkscope::rerun_command(r) ==
+  CHECK(fixture::rerun_command(r) ==
         "chunkscope synth --signal noise --duration 10.24s --chain 'lp:8000:4 | peak:1000:q=1:gain=3'");
   json f = healthy();
   f["workload"]["command"] = "replay";
   f["workload"]["source"] = "file it's here.wav";
   f["workload"]["dtype"] = "f64";
   f["workload"]["chunk_frames"] = 64;
-  CHECK(chunkscope::rerun_command(f) == "chunkscope replay 'it'\\''s here.wav' --chain 'hp:80:4 | lp:12000:8' --chunk 64 --dtype f64");
+  CHECK(fixture::rerun_command(f) == "chunkscope replay 'it'\\''s here.wav' --chain 'hp:80:4 | lp:12000:8' --chunk 64 --dtype f64");
 }
 
 TEST_CASE("print_diagnosis: a header line / each finding with its evidence and next experiment") {
   json r = healthy();
   r["headroom"]["p99"] = -100000;
   std::ostringstream os;
-  chunkscope::print_diagnosis(os, chunkscope::diagnose(r));
+  chunkscope::print_diagnosis(os, chunkscope::diagnose(chunkscope::run_report_from_json(r)));
   const std::string s = os.str();
   CHECK(s.rfind("diagnosis\n", 0) == 0);
   CHECK(has(s, "tail_over_budget"));
@@ -405,6 +420,6 @@ TEST_CASE("print_diagnosis: a header line / each finding with its evidence and n
   CHECK(has(s, "headroom_p99_ns -100.0 µs"));
   CHECK(has(s, "next: "));
   std::ostringstream e;
-  chunkscope::print_diagnosis(e, json::array());
+  chunkscope::print_diagnosis(e, {});
   CHECK(has(e.str(), "no rule fired"));
 }

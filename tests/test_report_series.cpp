@@ -12,7 +12,8 @@
 #include "rt/checksum.hpp"
 #include "rt/cpu_backend.hpp"
 #include "src/plan.hpp"
-#include "src/report/report.hpp"
+#include "src/report/build.hpp"
+#include "src/report/format.hpp"
 #include "src/io/file_stream.hpp"
 #include "tests/test_util.hpp"
 

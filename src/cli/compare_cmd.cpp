@@ -4,13 +4,16 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "src/io/output_file.hpp"
 #include "src/environment.hpp"
 #include "src/errors.hpp"
-#include "src/report/report.hpp"
+#include "src/report/build.hpp"
+#include "src/report/schema.hpp"
+#include "src/report/terminal.hpp"
 #include "rt/run_stats.hpp"
 #include "src/io/file_stream.hpp"
 
@@ -102,16 +105,119 @@ void merge_result(EngineResult& into, const EngineResult& r, bool first) {
   if (into.source_status == Status::end_of_stream || ok(into.source_status)) into.source_status = r.source_status;
 }
 
-double num(const json& h, const char* k) { return h.contains(k) && h[k].is_number() ? h[k].get<double>() : 0.0; }
-
 // rows of the side-by-side table: the report's stages, the process parts, end-to-end
-std::vector<std::pair<std::string, const json*>> table_rows(const json& rep) {
-  std::vector<std::pair<std::string, const json*>> rows;
-  for (const char* s : {"source", "queue_in", "process", "queue_out", "sink"}) rows.emplace_back(s, &rep["stages"][s]);
-  for (const char* p : {"launch", "h2d", "kernel", "d2h", "sync", "calibration"})
-    if (rep["process_parts"].contains(p)) rows.emplace_back(p, &rep["process_parts"][p]);
-  rows.emplace_back("end-to-end", &rep["latency"]);
+std::vector<std::pair<std::string, const HistSummary*>> table_rows(const RunReport& rep) {
+  std::vector<std::pair<std::string, const HistSummary*>> rows;
+  for (int s = 0; s < kStageCount; ++s) rows.emplace_back(stage_key(static_cast<Stage>(s)), &rep.stages[static_cast<std::size_t>(s)]);
+  for (int p = 0; p < kPartCount; ++p)
+    if (rep.process_parts[static_cast<std::size_t>(p)])
+      rows.emplace_back(part_key(static_cast<Part>(p)), &*rep.process_parts[static_cast<std::size_t>(p)]);
+  rows.emplace_back("end-to-end", &rep.latency);
   return rows;
+}
+
+std::optional<double> ratio(double a, double b) {
+  if (!(b > 0)) return std::nullopt;
+  return a / b;
+}
+
+std::optional<std::int64_t> p_of(const HistSummary& h, Pct p) {
+  if (!h.has_data()) return std::nullopt;
+  return at(h, p);
+}
+
+CompareSummary summarize_variant(const std::string& name, const RunReport& rep, const RunReport& base) {
+  CompareSummary s;
+  s.variant = name;
+  s.state = rep.state;
+  s.latency_p95_ns = p_of(rep.latency, Pct::p95);
+  s.process_p50_ns = p_of(rep.stage(Stage::process), Pct::p50);
+  s.process_p95_ns = p_of(rep.stage(Stage::process), Pct::p95);
+  if (rep.headroom) s.headroom_p95_ns = rep.headroom->p95;
+  s.launches_per_chunk = rep.launches_per_chunk;
+  s.dispatches_per_chunk = rep.dispatches_per_chunk;
+  if (rep.part(Part::launch)) s.launch_p50_ns = rep.part(Part::launch)->p50;
+  std::int64_t gpu = 0;
+  for (Part p : {Part::h2d, Part::kernel, Part::d2h})
+    if (rep.part(p)) gpu += rep.part(p)->p50;
+  if (gpu > 0) s.gpu_p50_ns = gpu;
+  s.misses = rep.counts.misses;
+  s.drops = rep.counts.drops;
+  s.realtime_safe = rep.verdict.realtime_safe;
+  s.ratio_latency_p95 = ratio(double(rep.latency.p95), double(base.latency.p95));
+  s.ratio_process_p50 = ratio(double(rep.stage(Stage::process).p50), double(base.stage(Stage::process).p50));
+  return s;
+}
+
+CompareReport build_compare(std::vector<Variant>& vars, const StreamSetup& su, const StreamOptions& opt, int rounds,
+                            int rounds_done, bool interrupted) {
+  const Environment env = probe_environment();
+  const auto described_source = open_source(su, opt);  // what every variant read, for the workload
+  const NullSink described_sink;
+  CompareReport out;
+  out.rounds = rounds;
+  out.rounds_completed = rounds_done;
+  out.order = "interleaved: each round runs every variant once, starting one later each round";
+  out.state = interrupted ? RunState::interrupted : RunState::complete;
+  for (auto& v : vars) {
+    CompareVariant e;
+    e.name = v.spec.name;
+    e.available = v.available;
+    if (!v.available) {
+      e.reason = v.reason;
+      out.variants.push_back(std::move(e));
+      continue;
+    }
+    RunOutcome outcome;
+    if (v.failed) {
+      outcome.state = RunState::incomplete;
+      outcome.reason = v.failure;
+    } else if (interrupted) {
+      outcome.state = RunState::interrupted;
+      outcome.reason = "stopped by a signal";
+    }
+    Workload w = make_workload(su, opt, *v.backend, *described_source, described_sink);
+    w.command = "compare";
+    w.variant = v.spec.name;
+    w.rounds = rounds_done;
+    e.report = build_run_report(w, v.plan, env, v.stats, v.merged, outcome);
+    out.variants.push_back(std::move(e));
+  }
+  const CompareVariant* base = nullptr;
+  for (const auto& e : out.variants)
+    if (e.report) {
+      base = &e;
+      break;
+    }
+  out.baseline = base->name;
+  out.environment = base->report->environment;
+  out.workload = base->report->workload;  // the schema writes only the fields common to every variant
+  out.timing = base->report->timing;
+  const RunReport& b = *base->report;
+  const auto base_rows = table_rows(b);
+  for (const auto& e : out.variants) {
+    if (!e.report) continue;
+    for (const auto& [name, h] : table_rows(*e.report)) {
+      if (!h->has_data()) continue;
+      CompareRow row;
+      row.variant = e.name;
+      row.stage = name;
+      row.p50 = h->p50;
+      row.p95 = h->p95;
+      row.p99 = h->p99;
+      const HistSummary* bh = nullptr;
+      for (const auto& [bn, bhh] : base_rows)
+        if (bn == name) bh = bhh;
+      if (bh && bh->has_data()) {
+        row.ratio_p50 = ratio(double(h->p50), double(bh->p50));
+        row.ratio_p95 = ratio(double(h->p95), double(bh->p95));
+        row.ratio_p99 = ratio(double(h->p99), double(bh->p99));
+      }
+      out.table.push_back(row);
+    }
+    out.summary.push_back(summarize_variant(e.name, *e.report, b));
+  }
+  return out;
 }
 
 }  // namespace
@@ -192,184 +298,19 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
     if (!interrupted) ++rounds_done;
   }
 
-  // ---- reports
-  const Environment env = probe_environment();
-  const auto described_source = open_source(su, opt);  // what every variant read, for the workload
-  const NullSink described_sink;
-  json out;
-  out["schema"] = kCompareSchema;
-  out["rounds"] = co.rounds;
-  out["rounds_completed"] = rounds_done;
-  out["order"] = "interleaved: each round runs every variant once, starting one later each round";
-  out["state"] = interrupted ? "interrupted" : "complete";
-  json variants = json::array();
-  const json* base = nullptr;
-  std::string base_name;
-  for (auto& v : vars) {
-    json e{{"name", v.spec.name}, {"available", v.available}};
-    if (!v.available) {
-      e["reason"] = v.reason;
-      variants.push_back(e);
-      continue;
-    }
-    RunOutcome outcome;
-    if (v.failed) {
-      outcome.state = "incomplete";
-      outcome.reason = v.failure;
-    } else if (interrupted) {
-      outcome.state = "interrupted";
-      outcome.reason = "stopped by a signal";
-    }
-    Workload w = make_workload(su, opt, *v.backend, *described_source, described_sink);
-    w.command = "compare";
-    json rep = build_report(w, v.plan, env, v.stats, v.merged, outcome);
-    rep["workload"]["variant"] = v.spec.name;
-    rep["workload"]["rounds"] = rounds_done;
-    e["report"] = std::move(rep);
-    variants.push_back(std::move(e));
-  }
-  out["variants"] = std::move(variants);
-  for (const auto& e : out["variants"])
-    if (e["available"].get<bool>()) {
-      base = &e["report"];
-      base_name = e["name"];
-      break;
-    }
-  out["baseline"] = base_name;
-  out["environment"] = (*base)["environment"];
-  json wl = (*base)["workload"];
-  for (const char* k : {"backend", "mode", "variant", "signature", "fused", "dispatches_per_chunk_planned"}) wl.erase(k);
-  out["workload"] = wl;
-  out["timing"] = (*base)["timing"];
-
-  json table = json::array(), summary = json::array();
-  auto ratio = [](double a, double b) { return b > 0 ? json(a / b) : json(nullptr); };
-  for (const auto& e : out["variants"]) {
-    if (!e["available"].get<bool>()) continue;
-    const json& rep = e["report"];
-    for (const auto& [name, h] : table_rows(rep)) {
-      if ((*h)["count"].get<std::uint64_t>() == 0) continue;
-      json row{{"variant", e["name"]}, {"stage", name}};
-      const json* bh = nullptr;
-      for (const auto& [bn, bhh] : table_rows(*base))
-        if (bn == name) bh = bhh;
-      for (const char* p : {"p50", "p95", "p99"}) {
-        row[p] = num(*h, p);
-        row[std::string("ratio_") + p] = bh && (*bh)["count"].get<std::uint64_t>() ? ratio(num(*h, p), num(*bh, p)) : json(nullptr);
-      }
-      table.push_back(row);
-    }
-    const json& parts = rep["process_parts"];
-    double gpu = 0;
-    for (const char* p : {"h2d", "kernel", "d2h"})
-      if (parts.contains(p)) gpu += num(parts[p], "p50");
-    json s{{"variant", e["name"]},
-           {"state", rep["state"]},
-           {"latency_p95_ns", num(rep["latency"], "p95")},
-           {"process_p50_ns", num(rep["stages"]["process"], "p50")},
-           {"process_p95_ns", num(rep["stages"]["process"], "p95")},
-           {"headroom_p95_ns", rep.contains("headroom") ? rep["headroom"]["p95"] : json(nullptr)},
-           {"launches_per_chunk", rep["launches_per_chunk"]},
-           {"dispatches_per_chunk", rep["dispatches_per_chunk"]},
-           {"launch_p50_ns", parts.contains("launch") ? json(num(parts["launch"], "p50")) : json(nullptr)},
-           {"gpu_p50_ns", gpu > 0 ? json(gpu) : json(nullptr)},
-           {"misses", rep["counts"]["misses"]},
-           {"drops", rep["counts"]["drops"]},
-           {"realtime_safe", rep["verdict"]["realtime_safe"]},
-           {"ratio_latency_p95", ratio(num(rep["latency"], "p95"), num((*base)["latency"], "p95"))},
-           {"ratio_process_p50", ratio(num(rep["stages"]["process"], "p50"), num((*base)["stages"]["process"], "p50"))}};
-    summary.push_back(s);
-  }
-  out["table"] = table;
-  out["summary"] = summary;
-
+  // ---- reports: one run report per variant, then the table against the baseline
+  const CompareReport out = build_compare(vars, su, opt, co.rounds, rounds_done, interrupted);
   if (!co.quiet) print_compare(std::cout, out);
-  if (!co.json_path.empty()) write_json_file(co.json_path, out);
+  if (!co.json_path.empty()) write_json_file(co.json_path, to_json(out));
   for (const auto& v : vars)
     if (v.failed) {
       std::cerr << "chunkscope: " << v.spec.name << ": " << v.failure << "\n";
       return kExitRuntime;
     }
   if (opt.fail_on_miss)
-    for (const auto& e : out["variants"])
-      if (e["available"].get<bool>() && budget_broken(e["report"])) return kExitMiss;
+    for (const auto& v : out.variants)
+      if (v.report && budget_broken(*v.report)) return kExitMiss;
   return kExitOk;
-}
-
-void print_compare(std::ostream& os, const json& r) {
-  std::string out;
-  auto line = [&](const std::string& s) { out += s + "\n"; };
-  const auto& e = r.at("environment");
-  const auto& w = r.at("workload");
-  const auto& t = r.at("timing");
-  line(fmt::format("chunkscope {} ({}) compare: {} round(s) of {} variant(s), interleaved (the order rotates each round)",
-                   e.value("version", std::string("?")), e.value("commit", std::string("?")),
-                   r.value("rounds_completed", r.value("rounds", 0)), r.at("variants").size()));
-  line(fmt::format("workload   {}, chain '{}', {} Hz, {} ch, {}, chunk {} frames = D {}, margin {}, budget B {}",
-                   w.value("source", std::string("?")), w.value("chain", std::string("")), w.value("rate", 0.0),
-                   w.value("channels", 0), w.value("dtype", std::string("?")), w.value("chunk_frames", 0),
-                   fmt_time(t.value("chunk_ns", 0.0)), w.contains("margin") ? w.at("margin").value("text", std::string("?")) : "?",
-                   fmt_time(t.value("budget_ns", 0.0))));
-  line(fmt::format("           speed {}, warm-up {} chunks per round, baseline {}",
-                   w.contains("speed") && w.at("speed").is_string() ? std::string("max (no schedule)")
-                                                                  : fmt::format("{}x", w.value("speed", 1.0)),
-                   w.value("warmup_chunks", 0), r.value("baseline", std::string("?"))));
-  if (e.contains("gpu") && e.at("gpu").is_object())
-    line(fmt::format("gpu        {} ({})", e.at("gpu").value("name", std::string("?")), e.at("gpu").value("driver", std::string("?"))));
-  if (r.value("state", std::string("complete")) != "complete") line("RUN INTERRUPTED: figures cover the rounds completed and the variants that ran in the interrupted one");
-  for (const auto& v : r.at("variants"))
-    if (!v.at("available").get<bool>())
-      line(fmt::format("unavailable {}: {}", v.at("name").get<std::string>(), v.value("reason", std::string("?"))));
-  line("");
-  line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}", "stage", "variant", "p50", "p95", "p99",
-                   "x p50", "x p95", "x p99"));
-  auto rt = [](const json& v) { return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : std::string("-"); };
-  std::string last;
-  // rows grouped by stage in the order of the first variant's rows
-  std::vector<std::string> order;
-  for (const auto& row : r.at("table")) {
-    const auto st = row.at("stage").get<std::string>();
-    if (std::find(order.begin(), order.end(), st) == order.end()) order.push_back(st);
-  }
-  for (const auto& st : order)
-    for (const auto& row : r.at("table")) {
-      if (row.at("stage") != st) continue;
-      line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}", st == last ? "" : st,
-                       row.at("variant").get<std::string>(), fmt_time(row.at("p50").get<double>()),
-                       fmt_time(row.at("p95").get<double>()), fmt_time(row.at("p99").get<double>()), rt(row.at("ratio_p50")),
-                       rt(row.at("ratio_p95")), rt(row.at("ratio_p99"))));
-      last = st;
-    }
-  line("");
-  line(fmt::format("{:<20} {:>11} {:>12} {:>9} {:>9} {:>10} {:>10} {:>7} {:>6} {:>6}  {}", "variant", "e2e p95",
-                   "headroom p95", "launch/ch", "disp/ch", "launch p50", "gpu p50", "x e2e", "misses", "drops", "verdict"));
-  for (const auto& s : r.at("summary")) {
-    auto tm = [](const json& v) { return v.is_number() ? fmt_time(v.get<double>()) : std::string("-"); };
-    const auto& safe = s.at("realtime_safe");
-    line(fmt::format("{:<20} {:>11} {:>12} {:>9.2f} {:>9.2f} {:>10} {:>10} {:>7} {:>6} {:>6}  {}",
-                     s.at("variant").get<std::string>(), tm(s.at("latency_p95_ns")), tm(s.at("headroom_p95_ns")),
-                     s.at("launches_per_chunk").get<double>(), s.at("dispatches_per_chunk").get<double>(),
-                     tm(s.at("launch_p50_ns")), tm(s.at("gpu_p50_ns")), rt(s.at("ratio_latency_p95")),
-                     s.at("misses").get<std::uint64_t>(), s.at("drops").get<std::uint64_t>(),
-                     safe.is_null() ? std::string("throughput only") : safe.get<bool>() ? "real-time safe" : "NOT safe"));
-  }
-  line("x: ratio to the baseline (the first available variant); gpu p50 adds the p50s of H2D, kernel and D2H");
-  // each variant's warnings from its own diagnosis (the full findings are in its report)
-  bool header = false;
-  for (const auto& v : r.at("variants")) {
-    if (!v.value("available", false) || !v.contains("report") || !v.at("report").contains("diagnosis")) continue;
-    for (const auto& f : v.at("report").at("diagnosis")) {
-      if (!f.is_object() || f.value("severity", std::string()) != "warning") continue;
-      if (!header) {
-        line("");
-        line("findings   warnings from each variant's diagnosis (chunkscope report FILE shows them all)");
-        header = true;
-      }
-      line(fmt::format("  {:<20} [{}] {}: {}", v.value("name", std::string("?")), f.value("confidence", std::string("?")),
-                       f.value("rule", std::string("?")), f.value("finding", std::string())));
-    }
-  }
-  os << out;
 }
 
 }  // namespace chunkscope

@@ -11,8 +11,6 @@
 
 namespace chunkscope {
 
-inline constexpr const char* kCompareSchema = "chunkscope.compare/1";
-
 /// One variant of --variants: "cpu", "cpu:fused", "cpu:unfused", "cuda:eager", "cuda:graph",
 /// "cuda:eager:unfused", "cuda:graph:unfused".
 struct VariantSpec {
@@ -40,7 +38,5 @@ struct CompareOptions {
 /// Throws InputError / RuntimeFailure before streaming.
 int run_compare(const CompareOptions& opt, const std::atomic<bool>* stop_flag);
 
-/// Prints the side-by-side table of a compare report.
-void print_compare(std::ostream& os, const nlohmann::json& compare_report);
 
 }  // namespace chunkscope

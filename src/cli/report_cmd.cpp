@@ -7,72 +7,21 @@
 #include <iostream>
 #include <sstream>
 
-#include "src/cli/compare_cmd.hpp"
 #include "src/report/diagnosis.hpp"
 #include "src/errors.hpp"
 #include "src/render/cadence_report.hpp"
 #include "src/render/html.hpp"
-#include "src/report/report.hpp"
+#include "src/report/schema.hpp"
+#include "src/report/terminal.hpp"
 
 namespace chunkscope {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-// Sections print_report reads from every run report.
-constexpr const char* kRunSections[] = {"workload", "environment", "method",  "timing",          "counts",
-                                        "stages",   "latency",     "verdict", "cadence",         "throughput",
-                                        "queues",   "engine_overhead"};
-
-std::string schema_hint() { return "expected chunkscope.report/1 or chunkscope.compare/1"; }
-
-}  // namespace
-
-json load_report_file(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw InputError(fmt::format("report '{}': no such file", path));
-  if (fs::is_directory(path, ec)) throw InputError(fmt::format("report '{}': is a folder, not a report file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("report '{}': cannot read", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw InputError(fmt::format("report '{}': empty file, not JSON", path));
-  json r;
-  try {
-    r = json::parse(text);
-  } catch (const json::parse_error& e) {
-    if (e.byte >= text.size())
-      throw InputError(fmt::format("report '{}': truncated JSON (the document ends unfinished after {} bytes)", path,
-                                   text.size()));
-    throw InputError(fmt::format("report '{}': not JSON (parse error at byte {})", path, e.byte));
-  }
-  if (!r.is_object())
-    throw InputError(fmt::format("report '{}': JSON but not a chunkscope report (a top-level {}, not an object)", path,
-                                 r.type_name()));
-  const auto it = r.find("schema");
-  if (it == r.end()) throw InputError(fmt::format("report '{}': JSON but not a chunkscope report (no \"schema\" key; {})", path, schema_hint()));
-  const std::string schema = it->is_string() ? it->get<std::string>() : it->dump();
-  if (schema == kReportSchema) {
-    for (const char* s : kRunSections)
-      if (!r.contains(s) || !r[s].is_object())
-        throw InputError(fmt::format("report '{}': {} without its \"{}\" section (damaged or cut short)", path, schema, s));
-    return r;
-  }
-  if (schema == kCompareSchema) {
-    if (!r.contains("variants") || !r["variants"].is_array())
-      throw InputError(fmt::format("report '{}': {} without its \"variants\" array (damaged or cut short)", path, schema));
-    return r;
-  }
-  throw InputError(fmt::format("report '{}': JSON but not a chunkscope report (schema '{}'; {})", path, schema, schema_hint()));
-}
-
 int run_report_command(const ReportCmdOptions& o) {
-  const json r = load_report_file(o.path);
-  const bool run = r["schema"] == kReportSchema;
+  const SavedReport saved = load_report_spec(o.path);
+  const RunReport* run = std::get_if<RunReport>(&saved);
   // check the output place before any work
   if (!o.html.empty()) {
     const fs::path p(o.html);
@@ -87,18 +36,13 @@ int run_report_command(const ReportCmdOptions& o) {
   std::string html;
   try {
     if (o.text || o.html.empty()) {
-      if (run) {
-        // print_report ends with the diagnosis the report carries; an older report gets one now
-        print_report(text, r);
-        if (!r.contains("diagnosis") || !r["diagnosis"].is_array()) {
-          text << "\n";
-          print_diagnosis(text, diagnose(r));
-        }
-      } else {
-        print_compare(text, r);
-      }
+      // print_report ends with the diagnosis (an older report got one when it was read)
+      if (run)
+        print_report(text, *run);
+      else
+        print_compare(text, std::get<CompareReport>(saved));
     }
-    if (!o.html.empty()) html = render_html(r);
+    if (!o.html.empty()) html = run ? render_html(to_json(*run)) : render_html(to_json(std::get<CompareReport>(saved)));
   } catch (const InputError& e) {
     throw InputError(fmt::format("report '{}': {}", o.path, e.what()));
   } catch (const json::exception& e) {
@@ -127,10 +71,14 @@ int run_report_command(const ReportCmdOptions& o) {
 }
 
 int run_cadence_command(const std::string& path) {
-  const json r = load_report_file(path);
+  const SavedReport saved = load_report_spec(path);
+  const RunReport* run = std::get_if<RunReport>(&saved);
+  if (!run)
+    throw InputError(fmt::format("report '{}': a compare report has no single cadence; name one variant as {}#VARIANT", path,
+                                 path));
   std::ostringstream text;
   try {
-    print_cadence(text, r);
+    print_cadence(text, to_json(*run));
   } catch (const InputError& e) {
     throw InputError(fmt::format("report '{}': {}", path, e.what()));
   } catch (const json::exception& e) {

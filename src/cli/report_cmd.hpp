@@ -7,23 +7,17 @@
 namespace chunkscope {
 
 struct ReportCmdOptions {
-  std::string path;  // the saved report (chunkscope.report/1 or chunkscope.compare/1)
+  std::string path;  // the saved report (chunkscope.report/1 or chunkscope.compare/1), or COMPARE.json#VARIANT
   std::string html;  // write the HTML page here ("" = none)
   bool text = false; // print the terminal report (also when no --html is given)
 };
-
-/// Reads a saved chunkscope report. Throws InputError (exit 2) with one line naming the
-/// file: missing, a folder, empty, not JSON, truncated JSON, JSON that is not a chunkscope
-/// report (no or unknown "schema", naming the schema found), or a run report without the
-/// sections every run report has. Not RT safe.
-nlohmann::json load_report_file(const std::string& path);
 
 /// `chunkscope report RUN.json [--html FILE] [--text]`. Returns the exit code; throws
 /// InputError / RuntimeFailure. Nothing is printed or written when the report cannot be
 /// rendered; the HTML goes to FILE.partial first and is renamed into place.
 int run_report_command(const ReportCmdOptions& o);
 
-/// `chunkscope cadence RUN.json`. Returns the exit code; throws InputError.
+/// `chunkscope cadence RUN.json` (or COMPARE.json#VARIANT). Returns the exit code; throws InputError.
 int run_cadence_command(const std::string& path);
 
 }  // namespace chunkscope

@@ -1,6 +1,7 @@
 #include "src/cli/stage_bench.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -22,8 +23,9 @@
 #include "src/errors.hpp"
 #include "src/plan.hpp"
 #include "src/backends.hpp"
-#include "src/report/report.hpp"
-#include "src/cli/report_cmd.hpp"
+#include "src/report/build.hpp"
+#include "src/report/format.hpp"
+#include "src/report/schema.hpp"
 #include "rt/stats/histogram.hpp"
 #include "src/io/file_stream.hpp"
 
@@ -51,262 +53,28 @@ constexpr std::size_t kPoolMaxBytes = std::size_t{32} << 20;
 
 std::string hex16(std::uint64_t v) { return fmt::format("{:016x}", v); }
 
-// ------------------------------------------------------------------ report fields
-// Every accessor names the report and the field in its error: one line, InputError.
-class Fields {
- public:
-  explicit Fields(std::string label) : label_(std::move(label)) {}
-  const std::string& label() const { return label_; }
-
-  [[noreturn]] void bad(const std::string& what) const {
-    throw InputError(fmt::format("report '{}': {}", label_, what));
-  }
-  const json& member(const json& o, const char* key, const std::string& path) const {
-    if (!o.is_object() || !o.contains(key)) bad(fmt::format("{} is missing", path));
-    return o[key];
-  }
-  long long integer(const json& o, const char* key, const std::string& path, long long lo, long long hi) const {
-    const json& v = member(o, key, path);
-    if (!v.is_number_integer()) bad(fmt::format("{} is not an integer", path));
-    const long long x = v.get<long long>();
-    if (x < lo || x > hi) bad(fmt::format("{} = {} is out of range {}..{}", path, x, lo, hi));
-    return x;
-  }
-  double number(const json& o, const char* key, const std::string& path) const {
-    const json& v = member(o, key, path);
-    if (!v.is_number()) bad(fmt::format("{} is not a number", path));
-    return v.get<double>();
-  }
-  std::string string(const json& o, const char* key, const std::string& path) const {
-    const json& v = member(o, key, path);
-    if (!v.is_string()) bad(fmt::format("{} is not a string", path));
-    return v.get<std::string>();
-  }
-  bool boolean(const json& o, const char* key, const std::string& path) const {
-    const json& v = member(o, key, path);
-    if (!v.is_boolean()) bad(fmt::format("{} is not true or false", path));
-    return v.get<bool>();
-  }
-
- private:
-  std::string label_;
-};
-
-// ------------------------------------------------------------------ loading
-std::string variant_names(const json& doc) {
-  std::string names;
-  if (doc.contains("variants") && doc["variants"].is_array())
-    for (const auto& v : doc["variants"]) {
-      if (!v.is_object() || !v.contains("name") || !v["name"].is_string()) continue;
-      if (!names.empty()) names += ", ";
-      names += v["name"].get<std::string>();
-    }
-  return names.empty() ? std::string("none") : names;
-}
-
-// Loads RUN.json, or COMPARE.json#variant (the run report a compare report embeds).
-// *label gets the name used in messages.
-json load_run_report(const std::string& spec, std::string* label) {
-  std::string path = spec, variant;
-  std::error_code ec;
-  const auto hash = spec.rfind('#');
-  if (hash != std::string::npos && !fs::exists(spec, ec)) {
-    path = spec.substr(0, hash);
-    variant = spec.substr(hash + 1);
-  }
-  json doc = load_report_file(path);  // one line naming the file for anything unreadable
-  *label = path;
-  const std::string schema = doc["schema"].get<std::string>();
-  if (schema == "chunkscope.compare/1") {
-    if (variant.empty())
-      throw InputError(fmt::format(
-          "report '{}': a compare report; pick a variant: stage-bench works on a run report, and a compare report "
-          "embeds one per variant under variants[i].report: use '{}#NAME' (variants: {})",
-          path, path, variant_names(doc)));
-    const json* found = nullptr;
-    if (doc.contains("variants") && doc["variants"].is_array())
-      for (const auto& v : doc["variants"])
-        if (v.is_object() && v.contains("name") && v["name"] == variant) found = &v;
-    if (!found)
-      throw InputError(fmt::format("report '{}': no variant '{}' (variants: {})", path, variant, variant_names(doc)));
-    if (found->contains("available") && (*found)["available"] == false)
-      throw InputError(fmt::format("report '{}': variant '{}' did not run ({}): there is no run report to bench", path,
-                                   variant,
-                                   found->contains("reason") && (*found)["reason"].is_string()
-                                       ? (*found)["reason"].get<std::string>()
-                                       : std::string("no reason recorded")));
-    if (!found->contains("report") || !(*found)["report"].is_object())
-      throw InputError(fmt::format("report '{}': variant '{}' holds no run report (variants[i].report)", path, variant));
-    *label = fmt::format("{}#{}", path, variant);
-    json run = (*found)["report"];
-    if (!run.contains("schema") || run["schema"] != kReportSchema)
-      throw InputError(fmt::format("report '{}': the embedded report is not {}", *label, kReportSchema));
-    return run;
-  }
-  if (schema != kReportSchema)
-    throw InputError(fmt::format("report '{}': schema '{}' is not a run report ({})", path, schema, kReportSchema));
-  if (!variant.empty())
-    throw InputError(fmt::format("report '{}': '#{}' selects a variant, but this is a run report, not a compare report",
-                                 path, variant));
-  return doc;
-}
-
 // ------------------------------------------------------------------ what the run recorded
-struct Signature {
-  int frames = 0, channels = 0;
-  double rate = 0;
-  DType dtype = DType::f32;
-  std::string chain;
-  bool fused = true;
-  std::string backend, mode;
-  long long state_values = 0;
-  bool gpu_timing = true;
-  std::string short_chunk = "eager";
+// The run report and what stage-bench needs of it, checked: every refusal is one line
+// naming the report and the field (InputError).
+struct Subject {
+  std::string label;  // RUN.json or COMPARE.json#variant
+  RunReport report;
+  Signature sig;
+  bool have_checksums = false;
+  std::vector<std::uint64_t> ck_in, ck_out;
 };
 
-Signature read_signature(const Fields& F, const json& r) {
-  const json& wl = F.member(r, "workload", "workload");
-  if (!wl.is_object() || !wl.contains("signature"))
-    F.bad("no workload.signature: the report predates stage signatures; rerun the stream with this version of "
-          "chunkscope to record one");
-  const json& s = wl["signature"];
-  if (!s.is_object()) F.bad("workload.signature is not an object");
-  Signature g;
-  g.frames = static_cast<int>(F.integer(s, "frames", "workload.signature.frames", 1, kMaxChunkFrames));
-  g.channels = static_cast<int>(F.integer(s, "channels", "workload.signature.channels", 1, kMaxChannels));
-  g.rate = F.number(s, "rate", "workload.signature.rate");
-  if (!(g.rate >= 1000 && g.rate <= 768000))
-    F.bad(fmt::format("workload.signature.rate = {} Hz is out of range 1000..768000", g.rate));
-  const std::string dt = F.string(s, "dtype", "workload.signature.dtype");
-  if (dt == "f32")
-    g.dtype = DType::f32;
-  else if (dt == "f64")
-    g.dtype = DType::f64;
-  else
-    F.bad(fmt::format("workload.signature.dtype '{}' is not f32 or f64", dt));
-  g.chain = F.string(s, "chain", "workload.signature.chain");
-  g.fused = F.boolean(s, "fused", "workload.signature.fused");
-  g.backend = F.string(s, "backend", "workload.signature.backend");
-  if (g.backend != "cpu" && g.backend != "cuda")
-    F.bad(fmt::format("workload.signature.backend '{}' is not cpu or cuda", g.backend));
-  g.mode = F.string(s, "mode", "workload.signature.mode");
-  g.state_values = F.integer(s, "state_values", "workload.signature.state_values", 0, (1LL << 40));
-  g.gpu_timing = s.contains("gpu_timing") ? F.boolean(s, "gpu_timing", "workload.signature.gpu_timing") : true;
-  if (s.contains("short_chunk")) {
-    g.short_chunk = F.string(s, "short_chunk", "workload.signature.short_chunk");
-    if (g.short_chunk != "eager" && g.short_chunk != "recapture")
-      F.bad(fmt::format("workload.signature.short_chunk '{}' is not eager or recapture", g.short_chunk));
-  }
-  return g;
+[[noreturn]] void bad(const std::string& label, const std::string& what) {
+  throw InputError(fmt::format("report '{}': {}", label, what));
 }
 
-struct InputSpec {
-  std::string kind;  // file, synth, device
-  std::string path, signal, device;
-  double rate = 0;
-  int channels = 0;
-  long long frames = 0;
-};
-
-InputSpec read_input(const Fields& F, const json& r, const Signature& g) {
-  const json& wl = r["workload"];
-  if (!wl.contains("input"))
-    F.bad("no workload.input: the report predates replayable inputs; rerun the stream with this version of "
-          "chunkscope");
-  const json& in = wl["input"];
-  InputSpec s;
-  s.kind = F.string(in, "kind", "workload.input.kind");
-  if (s.kind == "file") {
-    s.path = F.string(in, "path", "workload.input.path");
-  } else if (s.kind == "synth") {
-    s.signal = F.string(in, "signal", "workload.input.signal");
-    s.rate = F.number(in, "rate", "workload.input.rate");
-    s.channels = static_cast<int>(F.integer(in, "channels", "workload.input.channels", 1, kMaxChannels));
-    s.frames = F.integer(in, "frames", "workload.input.frames", 1, (1LL << 50));
-    if (s.rate != g.rate)
-      F.bad(fmt::format("workload.input.rate {} Hz differs from workload.signature.rate {} Hz", s.rate, g.rate));
-    if (s.channels != g.channels)
-      F.bad(fmt::format("workload.input.channels {} differs from workload.signature.channels {}", s.channels,
-                        g.channels));
-  } else if (s.kind == "device") {
-    if (in.contains("name") && in["name"].is_string()) s.device = in["name"].get<std::string>();
-  } else {
-    F.bad(fmt::format("workload.input.kind '{}' is not file, synth or device", s.kind));
-  }
-  return s;
-}
-
-struct Recorded {
-  bool present = false;
-  std::size_t chunks = 0;
-  std::vector<std::uint64_t> in, out;
-};
-
-std::uint64_t parse_hex16(const Fields& F, const json& v, const std::string& path) {
-  if (!v.is_string()) F.bad(fmt::format("{} is not a hex string", path));
-  const std::string s = v.get<std::string>();
+std::uint64_t parse_hex16(const std::string& label, const std::string& s, const std::string& path) {
   if (s.empty() || s.size() > 16 || s.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-    F.bad(fmt::format("{} '{}' is not a 64-bit hex value", path, s));
+    bad(label, fmt::format("{} '{}' is not a 64-bit hex value", path, s));
   return std::stoull(s, nullptr, 16);
 }
 
-Recorded read_checksums(const Fields& F, const json& r) {
-  Recorded c;
-  if (!r.contains("checksums")) return c;
-  const json& ck = r["checksums"];
-  const std::string algo = F.string(ck, "algorithm", "checksums.algorithm");
-  if (algo != "fnv1a64") F.bad(fmt::format("checksums.algorithm '{}' is not supported (fnv1a64)", algo));
-  c.present = true;
-  c.chunks = static_cast<std::size_t>(F.integer(ck, "chunks", "checksums.chunks", 0, 1 << 20));
-  const json& in = F.member(ck, "input", "checksums.input");
-  const json& out = F.member(ck, "output", "checksums.output");
-  if (!in.is_array() || in.size() < c.chunks)
-    F.bad(fmt::format("checksums.input does not hold checksums.chunks = {} values", c.chunks));
-  if (!out.is_array() || out.size() < c.chunks)
-    F.bad(fmt::format("checksums.output does not hold checksums.chunks = {} values", c.chunks));
-  for (std::size_t k = 0; k < c.chunks; ++k) {
-    c.in.push_back(parse_hex16(F, in[k], fmt::format("checksums.input[{}]", k)));
-    c.out.push_back(parse_hex16(F, out[k], fmt::format("checksums.output[{}]", k)));
-  }
-  return c;
-}
-
-// ------------------------------------------------------------------ harness check
-[[noreturn]] void mismatch(const Fields& F, const char* field, const std::string& run, const std::string& harness) {
-  throw RuntimeFailure(fmt::format(
-      "report '{}': signature mismatch on {}: the run recorded {}, the harness here has {}; refusing to time a "
-      "different stage",
-      F.label(), field, run, harness));
-}
-
-// ------------------------------------------------------------------ result text
-std::string cell_time(const json& h, const char* key) {
-  if (!h.is_object() || !h.contains(key) || !h[key].is_number()) return "-";
-  return fmt_time(h[key].get<double>());
-}
-
-std::optional<double> hval(const json& h, const char* key) {
-  if (!h.is_object() || !h.contains(key) || !h[key].is_number()) return std::nullopt;
-  return h[key].get<double>();
-}
-
-std::string signed_time(double ns) { return (ns > 0 ? "+" : ns < 0 ? "-" : "") + fmt_time(std::fabs(ns)); }
-
-}  // namespace
-
-static int run_stage_bench_checked(const StageBenchOptions& o);
-
-int run_stage_bench(const StageBenchOptions& o) {
-  try {
-    return run_stage_bench_checked(o);
-  } catch (const nlohmann::json::exception& e) {
-    // a hand-edited or foreign report: a key with the wrong type or missing where needed
-    throw InputError(fmt::format("report '{}': a key is missing or has the wrong type ({})", o.report, e.what()));
-  }
-}
-
-static int run_stage_bench_checked(const StageBenchOptions& o) {
-  // ---- options
+void check_options(const StageBenchOptions& o) {
   if (o.report.empty()) throw InputError("stage-bench: a run report (RUN.json) is required");
   if (o.stage != "process") {
     for (const char* s : kPipelineOnly)
@@ -328,168 +96,246 @@ static int run_stage_bench_checked(const StageBenchOptions& o) {
     if (!fs::is_directory(dir, ec))
       throw InputError(fmt::format("--json '{}': folder '{}' does not exist", o.json, dir.string()));
   }
+}
 
-  // ---- the run
-  std::string label;
-  const json report = load_run_report(o.report, &label);
-  const Fields F(label);
-  const Signature g = read_signature(F, report);
-  const InputSpec input = read_input(F, report, g);
-  const Recorded rec = read_checksums(F, report);
-  const long long planned =
-      F.integer(report["workload"], "dispatches_per_chunk_planned", "workload.dispatches_per_chunk_planned", 0, 1 << 20);
-  if (g.chain.empty()) F.bad("workload.signature.chain is empty: the run had no processing stage, nothing to bench");
+Subject load_subject(const std::string& spec) {
+  Subject s;
+  s.label = spec;
+  s.report = load_run_report(spec);
+  const ReportWorkload& w = s.report.workload;
+  if (!w.signature)
+    bad(s.label, "no workload.signature: the report predates stage signatures; rerun the stream with this version of "
+                 "chunkscope to record one");
+  s.sig = *w.signature;
+  const Signature& g = s.sig;
+  if (g.frames < 1 || g.frames > kMaxChunkFrames)
+    bad(s.label, fmt::format("workload.signature.frames = {} is out of range 1..{}", g.frames, kMaxChunkFrames));
+  if (g.channels < 1 || g.channels > kMaxChannels)
+    bad(s.label, fmt::format("workload.signature.channels = {} is out of range 1..{}", g.channels, kMaxChannels));
+  if (!(g.rate >= 1000 && g.rate <= 768000))
+    bad(s.label, fmt::format("workload.signature.rate = {} Hz is out of range 1000..768000", g.rate));
+  if (g.backend != "cpu" && g.backend != "cuda")
+    bad(s.label, fmt::format("workload.signature.backend '{}' is not cpu or cuda", g.backend));
+  if (g.short_chunk != "eager" && g.short_chunk != "recapture")
+    bad(s.label, fmt::format("workload.signature.short_chunk '{}' is not eager or recapture", g.short_chunk));
+  if (g.chain.empty()) bad(s.label, "workload.signature.chain is empty: the run had no processing stage, nothing to bench");
+  if (w.input.kind == InputDesc::Kind::none)
+    bad(s.label, "no workload.input: the report predates replayable inputs; rerun the stream with this version of "
+                 "chunkscope");
+  if (w.input.kind == InputDesc::Kind::synth) {
+    if (w.input.rate != g.rate)
+      bad(s.label, fmt::format("workload.input.rate {} Hz differs from workload.signature.rate {} Hz", w.input.rate, g.rate));
+    if (w.input.channels != g.channels)
+      bad(s.label, fmt::format("workload.input.channels {} differs from workload.signature.channels {}", w.input.channels,
+                               g.channels));
+    if (w.input.frames < 1) bad(s.label, fmt::format("workload.input.frames = {} is not above 0", w.input.frames));
+  }
+  const Checksums& ck = s.report.checksums;
+  if (!ck.input.empty()) {
+    if (ck.algorithm != "fnv1a64")
+      bad(s.label, fmt::format("checksums.algorithm '{}' is not supported (fnv1a64)", ck.algorithm));
+    s.have_checksums = true;
+    for (std::size_t k = 0; k < ck.input.size(); ++k) {
+      s.ck_in.push_back(parse_hex16(s.label, ck.input[k], fmt::format("checksums.input[{}]", k)));
+      s.ck_out.push_back(parse_hex16(s.label, ck.output[k], fmt::format("checksums.output[{}]", k)));
+    }
+  } else {
+    s.have_checksums = true;  // recorded, but zero chunks (e.g. --warmup 0)
+  }
+  return s;
+}
 
-  // ---- the harness: plan and backend rebuilt from the signature
+// ------------------------------------------------------------------ the harness
+struct Harness {
   Plan plan;
+  std::unique_ptr<Backend> backend;
+};
+
+[[noreturn]] void mismatch(const std::string& label, const char* field, const std::string& run, const std::string& harness) {
+  throw RuntimeFailure(fmt::format(
+      "report '{}': signature mismatch on {}: the run recorded {}, the harness here has {}; refusing to time a "
+      "different stage",
+      label, field, run, harness));
+}
+
+// The plan and backend rebuilt from the signature; refused unless they are the stage the
+// run measured.
+Harness build_harness(const Subject& s) {
+  const Signature& g = s.sig;
+  Harness h;
   try {
-    plan = plan_chain(g.chain, g.rate, g.fused);
+    h.plan = plan_chain(g.chain, g.rate, g.fused);
   } catch (const InputError& e) {
-    F.bad(fmt::format("workload.signature.chain: {}", e.what()));
+    bad(s.label, fmt::format("workload.signature.chain: {}", e.what()));
   }
   BackendChoice choice;
   choice.backend = g.backend;
   if (g.backend == "cuda") {
     if (g.mode != "eager" && g.mode != "graph")
-      F.bad(fmt::format("workload.signature.mode '{}' is not eager or graph (backend cuda)", g.mode));
+      bad(s.label, fmt::format("workload.signature.mode '{}' is not eager or graph (backend cuda)", g.mode));
     choice.cuda.mode = g.mode == "graph" ? CudaOptions::Mode::graph : CudaOptions::Mode::eager;
     choice.cuda.gpu_timing = g.gpu_timing;
     choice.cuda.recapture_on_shape_change = g.short_chunk == "recapture";
   }
   const ProcessSpec spec{g.rate, g.channels, g.frames, g.dtype};
-  std::unique_ptr<Backend> backend;
   try {
-    backend = make_backend(choice, plan, spec);
+    h.backend = make_backend(choice, h.plan, spec);
   } catch (const RuntimeFailure& e) {
-    throw RuntimeFailure(fmt::format("report '{}': cannot rebuild the {} backend here: {}", label, g.backend, e.what()));
+    throw RuntimeFailure(fmt::format("report '{}': cannot rebuild the {} backend here: {}", s.label, g.backend, e.what()));
   }
-  // the harness must be the stage the run measured, before anything is timed
-  if (g.backend != backend->name()) mismatch(F, "backend", "'" + g.backend + "'", fmt::format("'{}'", backend->name()));
-  if (g.mode != backend->mode()) mismatch(F, "mode", "'" + g.mode + "'", fmt::format("'{}'", backend->mode()));
-  if (static_cast<std::size_t>(g.state_values) != backend->state_values())
-    mismatch(F, "state_values", std::to_string(g.state_values), std::to_string(backend->state_values()));
-  if (static_cast<std::size_t>(planned) != plan.dispatches())
-    mismatch(F, "dispatches_per_chunk_planned", std::to_string(planned), std::to_string(plan.dispatches()));
+  const Backend& b = *h.backend;
+  if (g.backend != b.name()) mismatch(s.label, "backend", "'" + g.backend + "'", fmt::format("'{}'", b.name()));
+  if (g.mode != b.mode()) mismatch(s.label, "mode", "'" + g.mode + "'", fmt::format("'{}'", b.mode()));
+  if (g.state_values != b.state_values())
+    mismatch(s.label, "state_values", std::to_string(g.state_values), std::to_string(b.state_values()));
+  const auto planned = static_cast<std::size_t>(s.report.workload.dispatches_per_chunk_planned);
+  if (planned != h.plan.dispatches())
+    mismatch(s.label, "dispatches_per_chunk_planned", std::to_string(planned), std::to_string(h.plan.dispatches()));
+  return h;
+}
 
-  // ---- the input
+// ------------------------------------------------------------------ the input
+struct Input {
   std::unique_ptr<ChunkSource> source;
-  std::string input_desc;
-  if (input.kind == "file") {
-    std::error_code ec;
-    if (!fs::exists(input.path, ec))
-      F.bad(fmt::format("input file '{}' (workload.input.path) is gone: relative paths are taken from the current "
-                        "folder, as the run recorded them",
-                        input.path));
-    auto fsrc = std::make_unique<FileSource>(input.path, g.dtype);
-    if (fsrc->info().rate != g.rate)
-      mismatch(F, "rate", fmt::format("{} Hz", g.rate), fmt::format("{} Hz in '{}'", fsrc->info().rate, input.path));
-    if (fsrc->info().channels != g.channels)
-      mismatch(F, "channels", std::to_string(g.channels),
-               fmt::format("{} in '{}'", fsrc->info().channels, input.path));
-    input_desc = fmt::format("file {}", input.path);
-    source = std::move(fsrc);
-  } else {
-    SynthSpec sp;
-    if (input.kind == "synth") {
-      try {
-        sp = parse_synth(input.signal, g.rate);
-      } catch (const InputError& e) {
-        F.bad(fmt::format("workload.input.signal: {}", e.what()));
-      }
-      sp.frames = input.frames;
-      input_desc = fmt::format("synth {}", input.signal);
-    } else {
-      sp = parse_synth("noise", g.rate);
-      // enough noise for the chunks kept for timing
-      sp.frames = static_cast<std::int64_t>(kPoolMaxChunks) * g.frames;
-      input_desc = fmt::format("live device{} (not replayable): synthetic noise of the same shape",
-                               input.device.empty() ? "" : " '" + input.device + "'");
-    }
-    sp.channels = g.channels;
-    source = std::make_unique<SynthSource>(sp, g.dtype);
-  }
+  std::string desc;
+  bool live = false;  // a device run: not replayable
+};
 
-  // ---- replay the recorded chunks in order, checking input and output; keep chunks for timing
-  std::optional<ScopedFlushDenormals> ftz;  // as on the engine's processor thread, until timing ends
-  ftz.emplace();
+Input open_input(const Subject& s) {
+  const Signature& g = s.sig;
+  const InputDesc& in = s.report.workload.input;
+  Input r;
+  if (in.kind == InputDesc::Kind::file) {
+    std::error_code ec;
+    if (!fs::exists(in.path, ec))
+      bad(s.label, fmt::format("input file '{}' (workload.input.path) is gone: relative paths are taken from the current "
+                               "folder, as the run recorded them",
+                               in.path));
+    auto fsrc = std::make_unique<FileSource>(in.path, g.dtype);
+    if (fsrc->info().rate != g.rate)
+      mismatch(s.label, "rate", fmt::format("{} Hz", g.rate), fmt::format("{} Hz in '{}'", fsrc->info().rate, in.path));
+    if (fsrc->info().channels != g.channels)
+      mismatch(s.label, "channels", std::to_string(g.channels), fmt::format("{} in '{}'", fsrc->info().channels, in.path));
+    r.desc = fmt::format("file {}", in.path);
+    r.source = std::move(fsrc);
+    return r;
+  }
+  SynthSpec sp;
+  if (in.kind == InputDesc::Kind::synth) {
+    try {
+      sp = parse_synth(in.signal, g.rate);
+    } catch (const InputError& e) {
+      bad(s.label, fmt::format("workload.input.signal: {}", e.what()));
+    }
+    sp.frames = in.frames;
+    r.desc = fmt::format("synth {}", in.signal);
+  } else {
+    sp = parse_synth("noise", g.rate);
+    sp.frames = static_cast<std::int64_t>(kPoolMaxChunks) * g.frames;  // enough noise for the chunks kept for timing
+    r.desc = fmt::format("live device{} (not replayable): synthetic noise of the same shape",
+                         in.device_name.empty() ? "" : " '" + in.device_name + "'");
+    r.live = true;
+  }
+  sp.channels = g.channels;
+  r.source = std::make_unique<SynthSource>(sp, g.dtype);
+  return r;
+}
+
+// ------------------------------------------------------------------ replaying the recorded chunks
+// Chunks 0..K-1 run in order through the fresh backend, their input and output hashed and
+// compared with the run's; the first chunks are kept for the timed calls.
+struct Replay {
+  std::size_t K = 0, matched = 0, read_chunks = 0, short_chunks = 0;
+  std::optional<std::size_t> first_bad;
+  std::string bad_side, bad_expected, bad_got;
+  std::vector<unsigned char> pool;  // kept chunks, each chunk_bytes long
+  std::vector<int> pool_frames;
+  std::vector<std::size_t> order;   // the kept chunks the timed calls cycle through
+};
+
+Replay replay_recorded(const Subject& s, Backend& backend, Input& input) {
+  const Signature& g = s.sig;
   const std::size_t frame_bytes = static_cast<std::size_t>(g.channels) * dtype_size(g.dtype);
   const std::size_t chunk_bytes = static_cast<std::size_t>(g.frames) * frame_bytes;
   const std::size_t pool_max = std::max<std::size_t>(1, std::min(kPoolMaxChunks, kPoolMaxBytes / chunk_bytes));
-  const bool comparable = input.kind != "device" && rec.present && rec.chunks > 0;
-  const std::size_t K = comparable ? rec.chunks : 0;
-  std::vector<unsigned char> buf(chunk_bytes);
-  std::vector<unsigned char> pool;
-  std::vector<int> pool_frames;
-  std::size_t matched = 0, read_chunks = 0, short_chunks = 0;
-  std::optional<std::size_t> first_bad;
-  std::string bad_side, bad_expected, bad_got;
+  Replay r;
+  r.K = !input.live && s.have_checksums ? s.ck_in.size() : 0;
   auto note_mismatch = [&](std::size_t k, const char* side, const std::string& expected, const std::string& got) {
-    if (first_bad) return;
-    first_bad = k;
-    bad_side = side;
-    bad_expected = expected;
-    bad_got = got;
+    if (r.first_bad) return;
+    r.first_bad = k;
+    r.bad_side = side;
+    r.bad_expected = expected;
+    r.bad_got = got;
   };
+  std::vector<unsigned char> buf(chunk_bytes);
   for (std::size_t seq = 0;; ++seq) {
-    if (seq >= K && pool_frames.size() >= pool_max) break;
+    if (seq >= r.K && r.pool_frames.size() >= pool_max) break;
     int n = 0;
-    const Status st = source->fill(buf.data(), g.frames, &n);
+    const Status st = input.source->fill(buf.data(), g.frames, &n);
     if (st == Status::end_of_stream || (ok(st) && n == 0)) break;
     if (!ok(st))
-      throw InputError(fmt::format("report '{}': input '{}': reading chunk {} failed ({})", label, input_desc, seq,
+      throw InputError(fmt::format("report '{}': input '{}': reading chunk {} failed ({})", s.label, input.desc, seq,
                                    describe(st)));
-    ++read_chunks;
-    if (n < g.frames) ++short_chunks;
+    ++r.read_chunks;
+    if (n < g.frames) ++r.short_chunks;
     const std::size_t bytes = static_cast<std::size_t>(n) * frame_bytes;
-    if (pool_frames.size() < pool_max) {
-      pool.insert(pool.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(bytes));
-      pool.resize(pool.size() + (chunk_bytes - bytes));  // every slot is chunk_bytes long
-      pool_frames.push_back(n);
+    if (r.pool_frames.size() < pool_max) {
+      r.pool.insert(r.pool.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(bytes));
+      r.pool.resize(r.pool.size() + (chunk_bytes - bytes));
+      r.pool_frames.push_back(n);
     }
-    if (seq < K) {
-      const std::uint64_t hin = fnv1a64(buf.data(), bytes);
-      const bool in_ok = hin == rec.in[seq];
-      if (!in_ok) note_mismatch(seq, "input", hex16(rec.in[seq]), hex16(hin));
-      ProcessStats ps{};
-      const Status ps_st = backend->process({buf.data(), n, g.channels, g.dtype}, &ps);
-      if (!ok(ps_st))
-        throw RuntimeFailure(fmt::format("report '{}': process() failed on chunk {}: {}{}{}", label, seq,
-                                         describe(ps_st), *backend->last_error() ? ": " : "", backend->last_error()));
-      const std::uint64_t hout = fnv1a64(buf.data(), bytes);
-      const bool out_ok = hout == rec.out[seq];
-      if (in_ok && !out_ok) note_mismatch(seq, "output", hex16(rec.out[seq]), hex16(hout));
-      if (in_ok && out_ok) ++matched;
-    }
+    if (seq >= r.K) continue;
+    const std::uint64_t hin = fnv1a64(buf.data(), bytes);
+    const bool in_ok = hin == s.ck_in[seq];
+    if (!in_ok) note_mismatch(seq, "input", hex16(s.ck_in[seq]), hex16(hin));
+    ProcessStats ps{};
+    const Status ps_st = backend.process({buf.data(), n, g.channels, g.dtype}, &ps);
+    if (!ok(ps_st))
+      throw RuntimeFailure(fmt::format("report '{}': process() failed on chunk {}: {}{}{}", s.label, seq, describe(ps_st),
+                                       *backend.last_error() ? ": " : "", backend.last_error()));
+    const std::uint64_t hout = fnv1a64(buf.data(), bytes);
+    const bool out_ok = hout == s.ck_out[seq];
+    if (in_ok && !out_ok) note_mismatch(seq, "output", hex16(s.ck_out[seq]), hex16(hout));
+    if (in_ok && out_ok) ++r.matched;
   }
-  if (comparable && read_chunks < K && !first_bad)
-    note_mismatch(read_chunks, "input", fmt::format("{} chunks", K), fmt::format("the input ended after {} chunks", read_chunks));
-  if (pool_frames.empty())
-    throw InputError(fmt::format("report '{}': input '{}' holds no samples: nothing to time", label, input_desc));
-
+  if (r.read_chunks < r.K && !r.first_bad)
+    note_mismatch(r.read_chunks, "input", fmt::format("{} chunks", r.K), fmt::format("the input ended after {} chunks", r.read_chunks));
+  if (r.pool_frames.empty())
+    throw InputError(fmt::format("report '{}': input '{}' holds no samples: nothing to time", s.label, input.desc));
   // the timed calls cycle through the full chunks kept (all kept chunks when none is full)
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < pool_frames.size(); ++i)
-    if (pool_frames[i] == g.frames) order.push_back(i);
-  if (order.empty())
-    for (std::size_t i = 0; i < pool_frames.size(); ++i) order.push_back(i);
+  for (std::size_t i = 0; i < r.pool_frames.size(); ++i)
+    if (r.pool_frames[i] == g.frames) r.order.push_back(i);
+  if (r.order.empty())
+    for (std::size_t i = 0; i < r.pool_frames.size(); ++i) r.order.push_back(i);
+  return r;
+}
 
-  // ---- time the stage alone
+// ------------------------------------------------------------------ timing alone
+struct IsoTiming {
+  HistSummary total;
+  std::array<std::optional<HistSummary>, kParts> parts;
+};
+
+IsoTiming time_alone(const Subject& s, Backend& backend, const Replay& rp, const StageBenchOptions& o) {
+  const Signature& g = s.sig;
+  const std::size_t frame_bytes = static_cast<std::size_t>(g.channels) * dtype_size(g.dtype);
+  const std::size_t chunk_bytes = static_cast<std::size_t>(g.frames) * frame_bytes;
   stats::LogHistogram iso;
   std::vector<stats::LogHistogram> parts(kParts);
   std::vector<unsigned char> work(chunk_bytes);
-  backend->reset();
+  backend.reset();
   Status fail = Status::ok;
   long long failed_at = -1;
   const long long total_calls = o.warmup + o.iterations;
   std::size_t pos = 0;
   for (long long i = 0; i < total_calls; ++i) {  // no allocation in this loop
-    const std::size_t slot = order[pos];
-    pos = pos + 1 == order.size() ? 0 : pos + 1;
-    const int n = pool_frames[slot];
-    std::memcpy(work.data(), pool.data() + slot * chunk_bytes, static_cast<std::size_t>(n) * frame_bytes);
+    const std::size_t slot = rp.order[pos];
+    pos = pos + 1 == rp.order.size() ? 0 : pos + 1;
+    const int n = rp.pool_frames[slot];
+    std::memcpy(work.data(), rp.pool.data() + slot * chunk_bytes, static_cast<std::size_t>(n) * frame_bytes);
     ProcessStats ps{};
     const std::int64_t t0 = now_ns();
-    const Status st = backend->process({work.data(), n, g.channels, g.dtype}, &ps);
+    const Status st = backend.process({work.data(), n, g.channels, g.dtype}, &ps);
     const std::int64_t t1 = now_ns();
     if (!ok(st)) {
       fail = st;
@@ -501,184 +347,216 @@ static int run_stage_bench_checked(const StageBenchOptions& o) {
     for (int p = 0; p < kParts; ++p)
       if (ps.*kPartFields[p] > 0) parts[static_cast<std::size_t>(p)].record(static_cast<std::uint64_t>(ps.*kPartFields[p]));
   }
-  ftz.reset();
   if (!ok(fail))
-    throw RuntimeFailure(fmt::format("report '{}': process() failed on timed call {}: {}{}{}", label, failed_at,
-                                     describe(fail), *backend->last_error() ? ": " : "", backend->last_error()));
-
-  // ---- compare with the run
-  const json iso_j = histogram_json(iso);
-  json iso_parts = json::object();
+    throw RuntimeFailure(fmt::format("report '{}': process() failed on timed call {}: {}{}{}", s.label, failed_at,
+                                     describe(fail), *backend.last_error() ? ": " : "", backend.last_error()));
+  IsoTiming t;
+  t.total = summarize(iso);
   for (int p = 0; p < kParts; ++p)
-    if (parts[static_cast<std::size_t>(p)].count() > 0) iso_parts[kPartNames[p]] = histogram_json(parts[static_cast<std::size_t>(p)]);
-  const json empty_hist = json{{"count", 0}};
-  const json& stages = report.contains("stages") && report["stages"].is_object() ? report["stages"] : empty_hist;
-  const json pipe_j = stages.contains("process") && stages["process"].is_object() ? stages["process"] : empty_hist;
-  const json pipe_parts = report.contains("process_parts") && report["process_parts"].is_object() ? report["process_parts"]
-                                                                                               : json::object();
-  const json lat = report.contains("latency") ? report["latency"] : empty_hist;
-  const json qin = stages.contains("queue_in") ? stages["queue_in"] : empty_hist;
-  const json qout = stages.contains("queue_out") ? stages["queue_out"] : empty_hist;
+    if (parts[static_cast<std::size_t>(p)].count() > 0) t.parts[static_cast<std::size_t>(p)] = summarize(parts[static_cast<std::size_t>(p)]);
+  return t;
+}
+
+// ------------------------------------------------------------------ the comparison and its text
+constexpr Pct kCmpPcts[] = {Pct::p50, Pct::p95, Pct::p99};
+constexpr int kCmp = 4;  // p50, p95, p99, max
+const char* const kCmpKeys[kCmp] = {"p50", "p95", "p99", "max"};
+
+std::optional<double> cmp_value(const HistSummary& h, int k) {
+  if (!h.has_data()) return std::nullopt;
+  return k < 3 ? static_cast<double>(at(h, kCmpPcts[k])) : static_cast<double>(h.max);
+}
+
+std::string cell(const std::optional<double>& v) { return v ? fmt_time(*v) : std::string("-"); }
+std::string cell_time(const HistSummary& h, int k) { return cell(cmp_value(h, k)); }
+std::string signed_time(double ns) { return (ns > 0 ? "+" : ns < 0 ? "-" : "") + fmt_time(std::fabs(ns)); }
+std::optional<double> p95_of(const HistSummary& h) { return cmp_value(h, 1); }
+
+struct Comparison {
+  std::array<std::optional<double>, kCmp> diff, ratio;
   std::optional<double> budget;
-  if (report.contains("timing") && report["timing"].is_object() && report["timing"].value("paced", false) &&
-      report["timing"].contains("budget_ns") && report["timing"]["budget_ns"].is_number())
-    budget = report["timing"]["budget_ns"].get<double>();
-
-  const char* const cmp_keys[] = {"p50", "p95", "p99", "max"};
-  json diff = json::object(), ratio = json::object();
-  for (const char* k : cmp_keys) {
-    const auto a = hval(iso_j, k), b = hval(pipe_j, k);
-    diff[k] = a && b ? json(*b - *a) : json(nullptr);
-    ratio[k] = a && b && *a > 0 ? json(*b / *a) : json(nullptr);
-  }
-
-  // ---- checksum line
-  std::string ck_text;
+  std::string ck_text, sentence;
   bool ck_failed = false;
-  if (input.kind == "device") {
-    ck_text = "not comparable (live device input)";
-  } else if (!rec.present) {
-    ck_text = "not comparable (the report records no checksums)";
-  } else if (K == 0) {
-    ck_text = "not comparable (the run recorded 0 chunks)";
-  } else if (!first_bad) {
-    ck_text = fmt::format("{} of {} chunks match (fnv1a64 of input and output, state carried from prepare)", matched, K);
-  } else if (bad_side == "input") {
-    ck_failed = true;
-    ck_text = fmt::format("{} of {} chunks match; input differs at chunk {} (run {}, here {}): the regenerated input is "
-                          "not the run's (changed since the run?)",
-                          matched, K, *first_bad, bad_expected, bad_got);
-  } else {
-    ck_failed = true;
-    ck_text = fmt::format("{} of {} chunks match; first mismatch at chunk {}: output {} here, the run recorded {}",
-                          matched, K, *first_bad, bad_got, bad_expected);
-  }
+};
 
-  // ---- the sentence
-  std::string sentence;
-  const double d50 = diff["p50"].is_number() ? diff["p50"].get<double>() : 0.0;
-  const bool have_d95 = diff["p95"].is_number();
-  const double d95 = have_d95 ? diff["p95"].get<double>() : 0.0;
-  if (!have_d95) {
-    sentence = "The run counted no processed chunks: there is no in-pipeline time to compare with.";
-  } else if (d95 > 0) {
-    sentence = fmt::format(
+std::string checksum_text(const Subject& s, const Input& in, const Replay& rp, bool* failed) {
+  *failed = false;
+  if (in.live) return "not comparable (live device input)";
+  if (rp.K == 0)
+    return s.report.checksums.input.empty() ? "not comparable (the run recorded 0 chunks)" : "not comparable";
+  if (!rp.first_bad)
+    return fmt::format("{} of {} chunks match (fnv1a64 of input and output, state carried from prepare)", rp.matched, rp.K);
+  *failed = true;
+  if (rp.bad_side == "input")
+    return fmt::format("{} of {} chunks match; input differs at chunk {} (run {}, here {}): the regenerated input is "
+                       "not the run's (changed since the run?)",
+                       rp.matched, rp.K, *rp.first_bad, rp.bad_expected, rp.bad_got);
+  return fmt::format("{} of {} chunks match; first mismatch at chunk {}: output {} here, the run recorded {}", rp.matched,
+                     rp.K, *rp.first_bad, rp.bad_got, rp.bad_expected);
+}
+
+Comparison compare_with_run(const Subject& s, const Input& in, const Replay& rp, const IsoTiming& t) {
+  Comparison c;
+  const HistSummary& pipe = s.report.stage(Stage::process);
+  for (int k = 0; k < kCmp; ++k) {
+    const auto a = cmp_value(t.total, k), b = cmp_value(pipe, k);
+    if (a && b) c.diff[static_cast<std::size_t>(k)] = *b - *a;
+    if (a && b && *a > 0) c.ratio[static_cast<std::size_t>(k)] = *b / *a;
+  }
+  if (s.report.timing.paced && s.report.timing.budget_ns > 0) c.budget = static_cast<double>(s.report.timing.budget_ns);
+  c.ck_text = checksum_text(s, in, rp, &c.ck_failed);
+  const double d50 = c.diff[0].value_or(0.0);
+  if (!c.diff[1]) {
+    c.sentence = "The run counted no processed chunks: there is no in-pipeline time to compare with.";
+  } else if (*c.diff[1] > 0) {
+    c.sentence = fmt::format(
         "In the pipeline the same computation took {} {} at p50 and {} more at p95 ({:.2f}x at p95): that is what "
         "the pipeline adds (waits, cache and CPU contention with the source and sink threads, preemption), not the "
         "stage itself.",
-        fmt_time(std::fabs(d50)), d50 >= 0 ? "more" : "less", fmt_time(d95),
-        ratio["p95"].is_number() ? ratio["p95"].get<double>() : 0.0);
+        fmt_time(std::fabs(d50)), d50 >= 0 ? "more" : "less", fmt_time(*c.diff[1]), c.ratio[1].value_or(0.0));
   } else {
-    sentence = fmt::format(
+    c.sentence = fmt::format(
         "In the pipeline the stage was no slower than alone at p95 ({} vs {}): the pipeline adds nothing measurable to "
         "it; the run's latency is hand-over and waits outside the stage.",
-        cell_time(pipe_j, "p95"), cell_time(iso_j, "p95"));
+        cell_time(pipe, 1), cell_time(t.total, 1));
   }
-  if (budget && *budget > 0) {
-    if (const auto p95 = hval(pipe_j, "p95"))
-    {
-      const double pct = 100.0 * *p95 / *budget;
-      sentence += fmt::format(" In the run the stage's p95 is {}% of the {} budget.",
-                              pct < 1 ? fmt::format("{:.2f}", pct) : fmt::format("{:.1f}", pct), fmt_time(*budget));
+  if (c.budget)
+    if (const auto p95 = p95_of(pipe)) {
+      const double pct = 100.0 * *p95 / *c.budget;
+      c.sentence += fmt::format(" In the run the stage's p95 is {}% of the {} budget.",
+                                pct < 1 ? fmt::format("{:.2f}", pct) : fmt::format("{:.1f}", pct), fmt_time(*c.budget));
     }
-  }
+  return c;
+}
 
-  // ---- print
+void print_result(const Subject& s, const Harness& h, const Input& in, const Replay& rp, const IsoTiming& t,
+                  const Comparison& c, const StageBenchOptions& o) {
+  const Signature& g = s.sig;
+  const RunReport& r = s.report;
   std::string out;
-  auto line = [&out](const std::string& s) {
-    out += s;
+  auto line = [&out](const std::string& x) {
+    out += x;
     out += '\n';
   };
-  line(fmt::format("chunkscope stage-bench '{}': stage process, {} timed calls after {} warm-up", label, o.iterations,
+  line(fmt::format("chunkscope stage-bench '{}': stage process, {} timed calls after {} warm-up", s.label, o.iterations,
                    o.warmup));
-  line(fmt::format("signature  chain '{}': {} dispatch(es) per chunk, on {} ({}), {}", g.chain, plan.dispatches(),
+  line(fmt::format("signature  chain '{}': {} dispatch(es) per chunk, on {} ({}), {}", g.chain, h.plan.dispatches(),
                    g.backend, g.mode, dtype_name(g.dtype)));
   line(fmt::format("           {} Hz, {} ch, chunk {} frames, {} state values: the harness matches", g.rate, g.channels,
                    g.frames, g.state_values));
-  line(fmt::format("input      {}: {} chunk(s) read, {} cycled through for timing", input_desc, read_chunks,
-                   order.size()));
-  line(fmt::format("checksum   {}", ck_text));
+  line(fmt::format("input      {}: {} chunk(s) read, {} cycled through for timing", in.desc, rp.read_chunks, rp.order.size()));
+  line(fmt::format("checksum   {}", c.ck_text));
   line("");
   line(fmt::format("{:<18} {:>10} {:>10} {:>10} {:>10} {:>10}", "process", "p50", "p95", "p99", "max", "count"));
-  auto row = [&](const std::string& name, const json& h) {
-    line(fmt::format("{:<18} {:>10} {:>10} {:>10} {:>10} {:>10}", name, cell_time(h, "p50"), cell_time(h, "p95"),
-                     cell_time(h, "p99"), cell_time(h, "max"), h.value("count", 0ull)));
+  auto row = [&](const std::string& name, const HistSummary& x) {
+    line(fmt::format("{:<18} {:>10} {:>10} {:>10} {:>10} {:>10}", name, cell_time(x, 0), cell_time(x, 1), cell_time(x, 2),
+                     cell_time(x, 3), x.count));
   };
-  row("isolated", iso_j);
-  row("in-pipeline", pipe_j);
-  {
-    std::string cells;
-    for (const char* k : cmp_keys) cells += fmt::format(" {:>10}", diff[k].is_number() ? signed_time(diff[k].get<double>()) : "-");
-    line(fmt::format("{:<18}{}", "difference", cells));
-    cells.clear();
-    for (const char* k : cmp_keys)
-      cells += fmt::format(" {:>10}", ratio[k].is_number() ? fmt::format("{:.2f}x", ratio[k].get<double>()) : "-");
-    line(fmt::format("{:<18}{}", "ratio", cells));
-  }
+  row("isolated", t.total);
+  row("in-pipeline", r.stage(Stage::process));
+  std::string cells;
+  for (int k = 0; k < kCmp; ++k) cells += fmt::format(" {:>10}", c.diff[static_cast<std::size_t>(k)] ? signed_time(*c.diff[static_cast<std::size_t>(k)]) : "-");
+  line(fmt::format("{:<18}{}", "difference", cells));
+  cells.clear();
+  for (int k = 0; k < kCmp; ++k)
+    cells += fmt::format(" {:>10}", c.ratio[static_cast<std::size_t>(k)] ? fmt::format("{:.2f}x", *c.ratio[static_cast<std::size_t>(k)]) : "-");
+  line(fmt::format("{:<18}{}", "ratio", cells));
   for (int p = 0; p < kParts; ++p) {
-    const char* k = kPartNames[p];
-    const bool a = iso_parts.contains(k), b = pipe_parts.contains(k);
+    const auto& a = t.parts[static_cast<std::size_t>(p)];
+    const auto& b = r.process_parts[static_cast<std::size_t>(p)];
     if (!a && !b) continue;
-    row(fmt::format("  {} iso", k), a ? iso_parts[k] : empty_hist);
-    row(fmt::format("  {} run", k), b ? pipe_parts[k] : empty_hist);
+    row(fmt::format("  {} iso", kPartNames[p]), a.value_or(HistSummary{}));
+    row(fmt::format("  {} run", kPartNames[p]), b.value_or(HistSummary{}));
   }
   line("");
-  line(fmt::format("context    in the run: end-to-end p95 {}, queue_in p95 {}, queue_out p95 {}{}", cell_time(lat, "p95"),
-                   cell_time(qin, "p95"), cell_time(qout, "p95"),
-                   budget ? fmt::format(", budget {}", fmt_time(*budget)) : std::string()));
-  line(fmt::format("pipeline   {}", sentence));
+  line(fmt::format("context    in the run: end-to-end p95 {}, queue_in p95 {}, queue_out p95 {}{}", cell_time(r.latency, 1),
+                   cell_time(r.stage(Stage::wait_in), 1), cell_time(r.stage(Stage::wait_out), 1),
+                   c.budget ? fmt::format(", budget {}", fmt_time(*c.budget)) : std::string()));
+  line(fmt::format("pipeline   {}", c.sentence));
   std::cout << out << std::flush;
+}
 
-  // ---- JSON
-  if (!o.json.empty()) {
-    json j;
-    j["schema"] = kStageBenchSchema;
-    j["report"] = label;
-    j["stage"] = o.stage;
-    j["iterations"] = o.iterations;
-    j["warmup"] = o.warmup;
-    j["signature"] = report["workload"]["signature"];
-    j["harness"] = {{"backend", backend->name()},
-                    {"mode", backend->mode()},
-                    {"state_values", backend->state_values()},
-                    {"dispatches_per_chunk", plan.dispatches()},
-                    {"matches", true}};
-    j["input"] = {{"kind", input.kind},
-                  {"description", input_desc},
-                  {"chunks_read", read_chunks},
-                  {"short_chunks", short_chunks},
-                  {"timing_chunks", order.size()}};
-    json ck;
-    ck["algorithm"] = "fnv1a64";
-    ck["compared"] = K > 0;
-    ck["chunks"] = K;
-    ck["matched"] = matched;
-    ck["first_mismatch"] = first_bad ? json(*first_bad) : json(nullptr);
-    ck["side"] = first_bad ? json(bad_side) : json(nullptr);
-    if (first_bad) {
-      ck["expected"] = bad_expected;
-      ck["got"] = bad_got;
-    }
-    ck["text"] = ck_text;
-    j["checksum"] = ck;
-    json iso_out = iso_j;
-    iso_out["parts"] = iso_parts;
-    j["isolated"] = iso_out;
-    json pipe_out = pipe_j;
-    pipe_out["parts"] = pipe_parts;
-    j["in_pipeline"] = pipe_out;
-    j["difference"] = diff;
-    j["ratio"] = ratio;
-    j["context"] = {{"latency_p95_ns", hval(lat, "p95") ? json(*hval(lat, "p95")) : json(nullptr)},
-                    {"queue_in_p95_ns", hval(qin, "p95") ? json(*hval(qin, "p95")) : json(nullptr)},
-                    {"queue_out_p95_ns", hval(qout, "p95") ? json(*hval(qout, "p95")) : json(nullptr)},
-                    {"budget_ns", budget ? json(*budget) : json(nullptr)}};
-    j["text"] = sentence;
-    write_json_file(o.json, j);
+// The chunkscope.stagebench/1 document (its keys are this command's own schema).
+json result_json(const Subject& s, const Harness& h, const Input& in, const Replay& rp, const IsoTiming& t,
+                 const Comparison& c, const StageBenchOptions& o) {
+  const RunReport& r = s.report;
+  auto opt_num = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  auto with_parts = [&](const HistSummary& total, auto&& part_of) {
+    json j = to_json(total);
+    json parts = json::object();
+    for (int p = 0; p < kParts; ++p)
+      if (const auto& x = part_of(p)) parts[kPartNames[p]] = to_json(*x);
+    j["parts"] = parts;
+    return j;
+  };
+  json j;
+  j["schema"] = kStageBenchSchema;
+  j["report"] = s.label;
+  j["stage"] = o.stage;
+  j["iterations"] = o.iterations;
+  j["warmup"] = o.warmup;
+  j["signature"] = to_json(s.sig);
+  j["harness"] = {{"backend", h.backend->name()},
+                  {"mode", h.backend->mode()},
+                  {"state_values", h.backend->state_values()},
+                  {"dispatches_per_chunk", h.plan.dispatches()},
+                  {"matches", true}};
+  const char* kind = in.live ? "device" : r.workload.input.kind == InputDesc::Kind::file ? "file" : "synth";
+  j["input"] = {{"kind", kind},
+                {"description", in.desc},
+                {"chunks_read", rp.read_chunks},
+                {"short_chunks", rp.short_chunks},
+                {"timing_chunks", rp.order.size()}};
+  json ck;
+  ck["algorithm"] = "fnv1a64";
+  ck["compared"] = rp.K > 0;
+  ck["chunks"] = rp.K;
+  ck["matched"] = rp.matched;
+  ck["first_mismatch"] = rp.first_bad ? json(*rp.first_bad) : json(nullptr);
+  ck["side"] = rp.first_bad ? json(rp.bad_side) : json(nullptr);
+  if (rp.first_bad) {
+    ck["expected"] = rp.bad_expected;
+    ck["got"] = rp.bad_got;
   }
+  ck["text"] = c.ck_text;
+  j["checksum"] = ck;
+  j["isolated"] = with_parts(t.total, [&](int p) -> const std::optional<HistSummary>& { return t.parts[static_cast<std::size_t>(p)]; });
+  j["in_pipeline"] = with_parts(r.stage(Stage::process),
+                                [&](int p) -> const std::optional<HistSummary>& { return r.process_parts[static_cast<std::size_t>(p)]; });
+  json diff = json::object(), ratio = json::object();
+  for (int k = 0; k < kCmp; ++k) {
+    diff[kCmpKeys[k]] = opt_num(c.diff[static_cast<std::size_t>(k)]);
+    ratio[kCmpKeys[k]] = opt_num(c.ratio[static_cast<std::size_t>(k)]);
+  }
+  j["difference"] = diff;
+  j["ratio"] = ratio;
+  j["context"] = {{"latency_p95_ns", opt_num(p95_of(r.latency))},
+                  {"queue_in_p95_ns", opt_num(p95_of(r.stage(Stage::wait_in)))},
+                  {"queue_out_p95_ns", opt_num(p95_of(r.stage(Stage::wait_out)))},
+                  {"budget_ns", opt_num(c.budget)}};
+  j["text"] = c.sentence;
+  return j;
+}
 
-  if (ck_failed) {
-    std::cerr << fmt::format("chunkscope: report '{}': checksum: {}\n", label, ck_text);
+}  // namespace
+
+int run_stage_bench(const StageBenchOptions& o) {
+  check_options(o);
+  const Subject s = load_subject(o.report);
+  Harness h = build_harness(s);
+  Input in = open_input(s);
+  Replay rp;
+  IsoTiming t;
+  {
+    ScopedFlushDenormals ftz;  // as on the engine's processor thread
+    rp = replay_recorded(s, *h.backend, in);
+    t = time_alone(s, *h.backend, rp, o);
+  }
+  const Comparison c = compare_with_run(s, in, rp, t);
+  print_result(s, h, in, rp, t, c, o);
+  if (!o.json.empty()) write_json_file(o.json, result_json(s, h, in, rp, t, c, o));
+  if (c.ck_failed) {
+    std::cerr << fmt::format("chunkscope: report '{}': checksum: {}\n", s.label, c.ck_text);
     return kExitRuntime;
   }
   return kExitOk;

@@ -17,7 +17,10 @@
 #include "src/errors.hpp"
 #include "src/plan.hpp"
 #include "src/backends.hpp"
-#include "src/report/report.hpp"
+#include "src/report/build.hpp"
+#include "src/report/schema.hpp"
+#include "src/report/terminal.hpp"
+#include "src/report/trace.hpp"
 #include "rt/run_stats.hpp"
 #include "src/io/file_stream.hpp"
 
@@ -82,12 +85,12 @@ ReportPaths resolve_report_paths(const StreamOptions& opt) {
   return p;
 }
 
-void write_reports(const nlohmann::json& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
+void write_reports(const RunReport& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
                    const ReportPaths& paths, bool quiet) {
   if (!quiet) print_report(std::cout, report);
-  if (!paths.json.empty()) write_json_file(paths.json, report);
+  if (!paths.json.empty()) write_json_file(paths.json, to_json(report));
   if (!paths.hgrm.empty()) write_hgrm_files(paths.hgrm, stats);
-  if (!paths.trace.empty()) write_json_file(paths.trace, build_trace(engine.trace(), er.start_ns));
+  if (!paths.trace.empty()) write_json_file(paths.trace, build_trace(engine.trace(), trace_threads(er)));
 }
 
 StreamSetup setup_stream(const std::string& command, const std::string& input, const StreamOptions& opt) {
@@ -118,7 +121,8 @@ StreamSetup setup_stream(const std::string& command, const std::string& input, c
           fmt::format("--channels: {} does not match '{}' ({} channels)", opt.expect_channels, input, su.channels));
     if (su.channels > kMaxChannels)
       throw InputError(fmt::format("input '{}': {} channels, at most {} are supported", input, su.channels, kMaxChannels));
-    su.input_desc = {{"kind", "file"}, {"path", input}};
+    su.input_desc.kind = InputDesc::Kind::file;
+    su.input_desc.path = input;
   } else {
     if (!(opt.rate >= 1000 && opt.rate <= 768000))
       throw InputError(fmt::format("--rate: {} Hz is out of range 1000..768000", opt.rate));
@@ -131,8 +135,11 @@ StreamSetup setup_stream(const std::string& command, const std::string& input, c
     su.channels = opt.channels;
     su.in_format = SF_FORMAT_WAV | SF_FORMAT_FLOAT;
     su.total_frames = static_cast<std::int64_t>(std::llround(static_cast<double>(dur) * 1e-9 * opt.rate));
-    su.input_desc = {{"kind", "synth"}, {"signal", sp.text}, {"rate", su.rate}, {"channels", su.channels},
-                     {"frames", su.total_frames}};
+    su.input_desc.kind = InputDesc::Kind::synth;
+    su.input_desc.signal = sp.text;
+    su.input_desc.rate = su.rate;
+    su.input_desc.channels = su.channels;
+    su.input_desc.frames = su.total_frames;
   }
   su.plan = plan_for(su, opt, opt.fuse);
   const double eff_speed = su.max_speed ? 1.0 : su.speed;
@@ -257,31 +264,31 @@ int run_stream(const std::string& command, const std::string& input, const Strea
   RunOutcome outcome;
   int exit_code = kExitOk;
   if (er.status == Status::interrupted && ok(er.process_status) && ok(er.sink_status)) {
-    outcome.state = "interrupted";
+    outcome.state = RunState::interrupted;
     outcome.reason = "stopped by a signal; the chunks in flight were finished";
   } else if (!ok(er.source_status) && er.source_status != Status::end_of_stream) {
-    outcome.state = "incomplete";
+    outcome.state = RunState::incomplete;
     outcome.reason = file_src && file_src->truncated()
                          ? fmt::format("input '{}' ended after {} of {} frames", input, file_src->delivered(),
                                        file_src->total_frames())
                          : fmt::format("source failed: {}", describe(er.source_status));
     exit_code = kExitRuntime;
   } else if (!ok(er.process_status)) {
-    outcome.state = "incomplete";
+    outcome.state = RunState::incomplete;
     outcome.reason = fmt::format("processing failed: {}", describe_failure(er.process_status, *backend));
     exit_code = kExitRuntime;
   } else if (!ok(er.sink_status)) {
-    outcome.state = "incomplete";
+    outcome.state = RunState::incomplete;
     outcome.reason = fmt::format("sink '{}' failed: {}", sink->describe(), describe(er.sink_status));
     exit_code = kExitRuntime;
   }
-  if (file_sink && outcome.state == "complete") file_sink->commit();
-  if (file_sink && outcome.state == "complete" && er.drops > 0)
+  if (file_sink && outcome.state == RunState::complete) file_sink->commit();
+  if (file_sink && outcome.state == RunState::complete && er.drops > 0)
     std::cerr << fmt::format("chunkscope: warning: {} dropped chunk(s) are missing from '{}' (it is {} frames short)\n",
                              er.drops, opt.output, static_cast<std::int64_t>(er.drops) * opt.chunk);
 
   const Workload w = make_workload(su, opt, *backend, *source, *sink);
-  const auto report = build_report(w, su.plan, probe_environment(), stats, er, outcome);
+  const RunReport report = build_run_report(w, su.plan, probe_environment(), stats, er, outcome);
 
   write_reports(report, stats, engine, er, paths, opt.quiet);
   if (exit_code != kExitOk) {

@@ -12,7 +12,7 @@
 #include "src/plan.hpp"
 #include "src/backends.hpp"
 #include "src/options.hpp"
-#include "src/report/report.hpp"
+#include "src/report/build.hpp"
 #include "rt/run_stats.hpp"
 
 namespace chunkscope {
@@ -31,7 +31,7 @@ struct ReportPaths {
 ReportPaths resolve_report_paths(const StreamOptions& opt);
 
 /// Prints the terminal report (unless quiet) and writes the files in `paths`.
-void write_reports(const nlohmann::json& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
+void write_reports(const RunReport& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
                    const ReportPaths& paths, bool quiet);
 
 /// Everything a stream's options resolve to before any backend exists: the source's rate
@@ -47,7 +47,7 @@ struct StreamSetup {
   Plan plan;            // planned with opt.fuse
   std::int64_t chunk_ns = 0, margin_ns = 0;
   std::int64_t total_frames = 0;
-  nlohmann::json input_desc;  // workload.input
+  InputDesc input_desc;  // workload.input
 };
 
 /// Checks the options and resolves them (opens the file once to read its format). Throws

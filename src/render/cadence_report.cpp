@@ -8,7 +8,8 @@
 
 #include "src/errors.hpp"
 #include "src/report/report_json.hpp"
-#include "src/report/report.hpp"
+#include "src/report/format.hpp"
+#include "src/report/schema.hpp"
 
 namespace chunkscope {
 

@@ -12,7 +12,8 @@
 #include "src/report/diagnosis.hpp"
 #include "src/errors.hpp"
 #include "src/report/report_json.hpp"
-#include "src/report/report.hpp"
+#include "src/report/format.hpp"
+#include "src/report/schema.hpp"
 
 namespace chunkscope {
 
@@ -937,7 +938,7 @@ std::string device_section(const json& r) {
 
 std::string diagnosis_section(const json& r) {
   const json* given = rj::find(r, {"diagnosis"});
-  const json findings = given && given->is_array() ? *given : diagnose(r);
+  const json findings = given && given->is_array() ? *given : to_json(diagnose(run_report_from_json(r)));
   std::string s = "<h2>Diagnosis</h2>";
   if (findings.empty()) return s + "<p>No rule fired: nothing in the measured figures points at a limit.</p>";
   for (const auto& f : findings) {

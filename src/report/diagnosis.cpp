@@ -586,9 +586,9 @@ void rule_scheduling_noise(Ctx& c) {
   if (l99) ev["latency_p99_ns"] = *l99;
   c.add("scheduling_noise", Sev::warning, c.counted >= 1000 ? Conf::medium : Conf::low,
         fmt::format("p99 is {:.1f}x p50 ({} {} vs {}) while the processor is busy only {} of each chunk period "
-                    "(process p50 {} of D {}): a tail this wide with little work points to preemption, wake-up latency "
-                    "or frequency scaling rather than to the chain (inferred from the processor's duty cycle, not from "
-                    "measured CPU load)",
+                    "(process p50 {} of D {}), so the CPU is mostly idle: a tail this wide with little work points to "
+                    "preemption, wake-up latency or frequency scaling rather than to the chain (inferred from the duty "
+                    "cycle, not measured CPU load)",
                     spread, by_outside ? outside_name : "process", ft(by_outside ? *o99 : *p99), ft(by_outside ? *o50 : *p50),
                     pct(duty), ft(*p50), ft(c.D)),
         ev, pin_threads(c));

@@ -2,12 +2,12 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <fmt/format.h>
 #include <limits>
 
 #include "src/chain_spec.hpp"
 #include "src/errors.hpp"
-#include "src/io/output_file.hpp"
 #include "src/report/diagnosis.hpp"
 
 namespace chunkscope {
@@ -70,12 +70,16 @@ json input_json(const InputDesc& in) {
   return json::object();
 }
 
-json signature_json(const Signature& s) {
+}  // namespace
+
+json to_json(const Signature& s) {
   return {{"frames", s.frames},         {"channels", s.channels},         {"rate", s.rate},
           {"dtype", dtype_name(s.dtype)}, {"chain", s.chain},             {"fused", s.fused},
           {"backend", s.backend},       {"mode", s.mode},                 {"state_values", s.state_values},
           {"gpu_timing", s.gpu_timing}, {"short_chunk", s.short_chunk}};
 }
+
+namespace {
 
 json workload_json(const ReportWorkload& w, bool common_only) {
   json wl;
@@ -104,7 +108,7 @@ json workload_json(const ReportWorkload& w, bool common_only) {
   wl["media_seconds"] = w.media_seconds;
   wl["input"] = input_json(w.input);
   if (!common_only) {
-    if (w.signature) wl["signature"] = signature_json(*w.signature);
+    if (w.signature) wl["signature"] = to_json(*w.signature);
     if (!w.variant.empty()) {
       wl["variant"] = w.variant;
       wl["rounds"] = w.rounds;
@@ -375,8 +379,7 @@ class Node {
     }
     const double v = number();
     if (std::fabs(v) > 9.2e18) fail(fmt::format("{} is out of range", j_->dump()));
-    if (v != std::floor(v)) fail(fmt::format("expected an integer, found {}", j_->dump()));
-    return static_cast<std::int64_t>(v);
+    return static_cast<std::int64_t>(std::llround(v));
   }
   std::uint64_t count() const {
     if (j_->is_number_unsigned()) return j_->get<std::uint64_t>();
@@ -407,7 +410,31 @@ class Node {
   }
   std::string str(const char* key, const std::string& def) const { return has(key) ? at(key).string() : def; }
   bool flag(const char* key, bool def) const { return has(key) ? at(key).boolean() : def; }
-  // -- a required member
+  // -- a required member: every report of the schema's first version has it
+  void need(const char* key) const {
+    if (!j_->is_object() || !j_->contains(key)) at_missing(key);
+  }
+  [[noreturn]] void at_missing(const char* key) const { Node(*j_, child_path(key)).fail("missing"); }
+  std::uint64_t req_u64(const char* key) const {
+    need(key);
+    return u64(key, 0);
+  }
+  double req_f(const char* key) const {
+    need(key);
+    return num(key, 0);
+  }
+  std::string req_str(const char* key) const {
+    need(key);
+    return str(key, "");
+  }
+  int req_i32(const char* key) const {
+    need(key);
+    return i32(key, 0);
+  }
+  bool req_flag(const char* key) const {
+    need(key);
+    return flag(key, false);
+  }
   double req_num(const char* key) const {
     if (!has(key)) at(key).fail("missing");
     return at(key).number();
@@ -509,8 +536,13 @@ InputDesc read_input(const Node& n) {
   return in;
 }
 
-ReportWorkload read_workload(const Node& n) {
+ReportWorkload read_workload(const Node& n, bool run) {
   ReportWorkload w;
+  if (run)
+    for (const char* k : {"command", "source", "sink", "chain", "fused", "dispatches_per_chunk_planned", "sections_per_sample",
+                          "backend", "mode", "rate", "channels", "chunk_frames", "dtype", "warmup_chunks", "speed", "margin",
+                          "queue_depth", "pool_chunks", "media_seconds"})
+      n.need(k);
   w.command = n.str("command", "");
   w.source = n.str("source", "");
   w.sink = n.str("sink", "");
@@ -702,31 +734,33 @@ RunReport read_run(const Node& n) {
   RunReport r;
   r.state = read_state(n, "state");
   r.reason = n.str("reason", "");
-  r.workload = read_workload(n.obj("workload"));
+  r.workload = read_workload(n.obj("workload"), true);
   r.environment = read_environment(n.obj("environment"));
   const Node m = n.obj("method");
-  r.method.clock = m.str("clock", "CLOCK_MONOTONIC");
-  r.method.percentiles = m.str("percentiles", "");
-  r.method.relative_error = m.num("relative_error", 0);
-  r.method.latency_from = m.str("latency_from", "");
+  r.method.clock = m.req_str("clock");
+  r.method.percentiles = m.req_str("percentiles");
+  r.method.relative_error = m.req_f("relative_error");
+  r.method.latency_from = m.req_str("latency_from");
   r.timing = read_timing(n.obj("timing"));
 
   const Node c = n.obj("counts");
   Counts& k = r.counts;
-  k.produced = c.u64("produced", 0);
-  k.emitted = c.u64("emitted", 0);
-  k.warmup = c.u64("warmup", 0);
-  k.counted = c.u64("counted", 0);
-  k.short_chunks = c.u64("short", 0);
-  k.frames_emitted = c.u64("frames_emitted", 0);
-  k.drops = c.u64("drops", 0);
-  k.drops_pool_empty = c.u64("drops_pool_empty", 0);
-  k.drops_queue_full = c.u64("drops_queue_full", 0);
+  k.produced = c.req_u64("produced");
+  k.emitted = c.req_u64("emitted");
+  k.warmup = c.req_u64("warmup");
+  k.counted = c.req_u64("counted");
+  k.short_chunks = c.req_u64("short");
+  k.frames_emitted = c.req_u64("frames_emitted");
+  k.drops = c.req_u64("drops");
+  k.drops_pool_empty = c.req_u64("drops_pool_empty");
+  k.drops_queue_full = c.req_u64("drops_queue_full");
+  c.need("drop_seqs");
   k.drop_seqs = read_counts(c, "drop_seqs");
   k.drop_seqs_truncated = c.flag("drop_seqs_truncated", false);
-  k.misses = c.u64("misses", 0);
-  if (auto b = c.opt_obj("miss_blame"))
-    for (int i = 0; i < kStageCount; ++i) k.miss_blame[static_cast<std::size_t>(i)] = b->u64(kStageKeys[i], 0);
+  k.misses = c.req_u64("misses");
+  const Node b = c.obj("miss_blame");
+  for (int i = 0; i < kStageCount; ++i) k.miss_blame[static_cast<std::size_t>(i)] = b.u64(kStageKeys[i], 0);
+  c.need("miss_list");
   if (auto ml = c.arr("miss_list"))
     for (std::size_t i = 0; i < ml->size(); ++i) {
       const Node e = ml->elem(i);
@@ -745,28 +779,31 @@ RunReport read_run(const Node& n) {
       if (pp->has(kPartKeys[i])) r.process_parts[static_cast<std::size_t>(i)] = req_hist(*pp, kPartKeys[i]);
   r.latency = req_hist(n, "latency");
   r.engine_overhead = req_hist(n, "engine_overhead");
-  if (n.has("warmup")) r.warmup = req_hist(n, "warmup");
-  r.dispatches_per_chunk = n.num("dispatches_per_chunk", 0);
-  r.launches_per_chunk = n.num("launches_per_chunk", 0);
+  r.warmup = req_hist(n, "warmup");
+  r.dispatches_per_chunk = n.req_f("dispatches_per_chunk");
+  r.launches_per_chunk = n.req_f("launches_per_chunk");
   if (auto h = n.opt_obj("headroom")) r.headroom = Headroom{h->req_i64("p95"), h->i64("p99", 0), h->i64("max", 0)};
 
   const Node v = n.obj("verdict");
+  v.need("realtime_safe");  // null without a deadline verdict
   if (v.has("realtime_safe")) r.verdict.realtime_safe = v.at("realtime_safe").boolean();
   if (v.has("blame")) r.verdict.blame = read_stage(v.at("blame"));
-  r.verdict.text = v.str("text", "");
+  r.verdict.text = v.req_str("text");
 
   const Node cd = n.obj("cadence");
   r.cadence.period = req_hist(cd, "period");
   if (cd.has("jitter_p95_ns")) r.cadence.jitter_p95_ns = cd.at("jitter_p95_ns").integer();
+  cd.need("drift_ppm");  // null without a schedule
   if (cd.has("drift_ppm")) r.cadence.drift_ppm = cd.at("drift_ppm").number();
-  if (auto g = cd.opt_obj("longest_gap")) r.cadence.longest_gap = {g->i64("ns", 0), g->u64("seq", 0), g->num("at_s", 0)};
-  r.cadence.realtime_factor = cd.num("realtime_factor", 0);
+  const Node g = cd.obj("longest_gap");
+  r.cadence.longest_gap = {g.req_i64("ns"), g.req_u64("seq"), g.req_f("at_s")};
+  r.cadence.realtime_factor = cd.req_f("realtime_factor");
 
   const Node tp = n.obj("throughput");
-  r.throughput = {tp.num("wall_seconds", 0), tp.num("media_seconds", 0), tp.num("speed_factor", 0),
-                  tp.num("chunks_per_second", 0)};
+  r.throughput = {tp.req_f("wall_seconds"), tp.req_f("media_seconds"), tp.req_f("speed_factor"),
+                  tp.req_f("chunks_per_second")};
   const Node q = n.obj("queues");
-  r.queues = {q.i32("depth", 0), q.u64("in_high_water", 0), q.u64("out_high_water", 0)};
+  r.queues = {q.req_i32("depth"), q.req_u64("in_high_water"), q.req_u64("out_high_water")};
 
   if (auto bc = n.opt_obj("backend_counters")) {
     BackendCounters& b = r.backend_counters;
@@ -793,6 +830,22 @@ RunReport read_run(const Node& n) {
   else
     r.diagnosis = diagnose(r);  // an older report: diagnose what it holds now
   return r;
+}
+
+// The whole file as text, refusing more than `limit` bytes (a report is read whole).
+std::string read_bounded(const std::string& path, std::size_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("report '{}': cannot read", path));
+  std::string text;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > limit)
+      throw InputError(fmt::format("report '{}': larger than {} MiB, the most a saved report may hold", path, limit >> 20));
+  }
+  if (in.bad()) throw InputError(fmt::format("report '{}': read failed", path));
+  return text;
 }
 
 std::string schema_of(const Node& n) {
@@ -845,18 +898,20 @@ CompareReport compare_report_from_json(const json& j) {
     }
     c.variants.push_back(std::move(v));
   }
+  // a comparison's own sections are summaries of its variants' reports: only the variants
+  // are required (a document cut down to them still renders and benches)
   if (auto env = n.opt_obj("environment")) c.environment = read_environment(*env);
-  if (auto wl = n.opt_obj("workload")) c.workload = read_workload(*wl);
+  if (auto wl = n.opt_obj("workload")) c.workload = read_workload(*wl, false);
   if (auto t = n.opt_obj("timing")) c.timing = read_timing(*t);
   if (auto ta = n.arr("table"))
     for (std::size_t i = 0; i < ta->size(); ++i) {
       const Node e = ta->elem(i);
       CompareRow row;
-      row.variant = e.str("variant", "");
-      row.stage = e.str("stage", "");
-      row.p50 = e.i64("p50", 0);
-      row.p95 = e.i64("p95", 0);
-      row.p99 = e.i64("p99", 0);
+      row.variant = e.req_str("variant");
+      row.stage = e.req_str("stage");
+      row.p50 = e.req_i64("p50");
+      row.p95 = e.req_i64("p95");
+      row.p99 = e.req_i64("p99");
       if (e.has("ratio_p50")) row.ratio_p50 = e.at("ratio_p50").number();
       if (e.has("ratio_p95")) row.ratio_p95 = e.at("ratio_p95").number();
       if (e.has("ratio_p99")) row.ratio_p99 = e.at("ratio_p99").number();
@@ -866,6 +921,10 @@ CompareReport compare_report_from_json(const json& j) {
     for (std::size_t i = 0; i < sa->size(); ++i) {
       const Node e = sa->elem(i);
       CompareSummary s;
+      for (const char* k : {"variant", "state", "latency_p95_ns", "process_p50_ns", "process_p95_ns", "headroom_p95_ns",
+                            "launches_per_chunk", "dispatches_per_chunk", "launch_p50_ns", "gpu_p50_ns", "misses", "drops",
+                            "realtime_safe", "ratio_latency_p95", "ratio_process_p50"})
+        e.need(k);
       s.variant = e.str("variant", "");
       s.state = read_state(e, "state");
       auto oi = [&](const char* k) { return e.has(k) ? std::optional<std::int64_t>(e.at(k).integer()) : std::nullopt; };
@@ -892,7 +951,7 @@ SavedReport load_saved_report(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(fmt::format("report '{}': no such file", path));
   if (fs::is_directory(path, ec)) throw InputError(fmt::format("report '{}': is a folder, not a report file", path));
-  const std::string text = read_text_file_bounded(path, kMaxReportBytes, "report");
+  const std::string text = read_bounded(path, kMaxReportBytes);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(fmt::format("report '{}': empty file, not JSON", path));
   json j;
@@ -903,6 +962,11 @@ SavedReport load_saved_report(const std::string& path) {
       throw InputError(fmt::format("report '{}': truncated JSON (the document ends unfinished after {} bytes)", path,
                                    text.size()));
     throw InputError(fmt::format("report '{}': not JSON (parse error at byte {})", path, e.byte));
+  } catch (const json::exception& e) {
+    // e.g. 1e400: a number no double holds
+    std::string what = e.what();
+    if (const auto b = what.find("] "); b != std::string::npos) what = what.substr(b + 2);
+    throw InputError(fmt::format("report '{}': a value is out of range ({})", path, what));
   }
   try {
     const Node n(j, "");
@@ -941,8 +1005,9 @@ RunReport load_run_report(const std::string& spec) {
   std::string names;
   for (const auto& v : cmp.variants)
     if (v.report) names += (names.empty() ? "" : ", ") + v.name;
-  throw InputError(fmt::format("report '{}': a compare report; name one variant as {}#VARIANT (variants: {})", spec, spec,
-                               names.empty() ? "none ran" : names));
+  throw InputError(fmt::format("report '{}': a compare report; pick a variant as {}#VARIANT: it holds one run report per "
+                               "variant under variants[i].report (variants: {})",
+                               spec, spec, names.empty() ? "none ran" : names));
 }
 
 }  // namespace chunkscope

@@ -18,6 +18,7 @@ inline constexpr const char* kCompareSchema = "chunkscope.compare/1";
 
 nlohmann::json to_json(const HistSummary& h);
 nlohmann::json to_json(const std::vector<Finding>& findings);
+nlohmann::json to_json(const Signature& s);
 nlohmann::json to_json(const RunReport& r);
 nlohmann::json to_json(const CompareReport& r);
 

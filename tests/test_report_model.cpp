@@ -1,0 +1,351 @@
+// The typed report model: built once from a run's statistics (verdict and diagnosis see
+// every section, the device section included), written and read back by the schema
+// module, refused field by field when damaged, and read the same way by every command.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <functional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "src/errors.hpp"
+#include "src/report/build.hpp"
+#include "src/report/diagnosis.hpp"
+#include "src/report/schema.hpp"
+#include "src/report/terminal.hpp"
+#include "src/report/trace.hpp"
+#include "tests/test_util.hpp"
+
+using nlohmann::json;
+using namespace chunkscope;
+
+namespace {
+
+bool has(const std::string& s, const std::string& p) { return s.find(p) != std::string::npos; }
+
+bool has_rule(const RunReport& r, const std::string& rule) {
+  for (const auto& f : r.diagnosis)
+    if (f.rule == rule) return true;
+  return false;
+}
+
+// A run of `n` chunks of 256 frames at 48 kHz whose chunks wait `out_wait_ns` between the
+// processor and the sink (full duplex on a device: the wait for the output callback).
+struct SyntheticRun {
+  Plan plan = plan_chain("lp:8000:4", 48000);
+  RunStats stats;
+  EngineResult er;
+  Workload w;
+  Environment env;
+  std::int64_t D = 0;
+
+  SyntheticRun(std::uint64_t n, std::int64_t out_wait_ns, int latency_chunks) {
+    D = static_cast<std::int64_t>(256 * 1e9 / 48000);
+    RunStatsConfig sc;
+    sc.chunk_ns = D;
+    sc.budget_ns = latency_chunks * D - D / 5;
+    sc.warmup = 10;
+    sc.media_ns_per_frame = 1e9 / 48000;
+    sc.series_capacity = n;
+    stats.prepare(sc);
+    for (std::uint64_t k = 0; k < n; ++k) {
+      ChunkRecord r{};
+      r.seq = k;
+      r.frames = 256;
+      r.sched = 1'000'000'000 + static_cast<std::int64_t>(k) * D;
+      r.ready = r.sched + 20'000;
+      r.dequeue = r.ready + 10'000 + static_cast<std::int64_t>(k % 7) * 1'000;
+      r.proc_start = r.dequeue;
+      r.proc_end = r.proc_start + 5'000;
+      r.sink_start = r.proc_end + out_wait_ns + static_cast<std::int64_t>(k % 5) * 1'000;
+      r.emit = r.sink_start + 1'000;
+      r.dispatches = 1;
+      stats.add(r);
+    }
+    er.produced = n;
+    er.start_ns = 1'000'000'000;
+    er.end_ns = er.start_ns + static_cast<std::int64_t>(n) * D;
+    er.pool_chunks = 18;
+    w.command = "monitor";
+    w.source = "device 0 'system' (JACK Audio Connection Kit)";
+    w.sink = "device 0 'system' (JACK Audio Connection Kit)";
+    w.backend = "cpu";
+    w.mode = "fused";
+    w.rate = 48000;
+    w.channels = 2;
+    w.chunk_frames = 256;
+    w.warmup = 10;
+    w.margin_text = "20%";
+    w.margin_ns = D / 5;
+    w.queue_depth = 8;
+    w.input.kind = InputDesc::Kind::device;
+    w.input.device_name = "system";
+    env.version = "0.1.0";
+    env.commit = "test";
+    env.logical_cpus = 2;
+  }
+};
+
+DeviceSection duplex_device(std::uint64_t xruns, int k) {
+  DeviceSection d;
+  d.input = d.output = "system";
+  d.host_api = "JACK Audio Connection Kit";
+  d.duplex = true;
+  d.latency_chunks = k;
+  d.callbacks = 2000;
+  d.xruns = xruns;
+  d.output_underflows = xruns;
+  return d;
+}
+
+std::string terminal(const RunReport& r) {
+  std::ostringstream os;
+  print_report(os, r);
+  return os.str();
+}
+
+std::string refusal(const json& j) {
+  try {
+    (void)run_report_from_json(j);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("report model: a device run's xruns reach the verdict and the diagnosis, decided after the device section") {
+  SyntheticRun run(2000, 8'500'000, 2);
+  const RunReport clean = build_run_report(run.w, run.plan, run.env, run.stats, run.er, {}, duplex_device(0, 2));
+  REQUIRE(clean.verdict.realtime_safe.has_value());
+  CHECK(*clean.verdict.realtime_safe);
+  CHECK_FALSE(has_rule(clean, "xruns"));
+  CHECK_FALSE(budget_broken(clean));
+
+  const RunReport bad = build_run_report(run.w, run.plan, run.env, run.stats, run.er, {}, duplex_device(3, 2));
+  REQUIRE(bad.verdict.realtime_safe.has_value());
+  CHECK_FALSE(*bad.verdict.realtime_safe);
+  CHECK(has(bad.verdict.text, "3 xrun(s)"));
+  CHECK(has_rule(bad, "xruns"));
+  CHECK(budget_broken(bad));
+  CHECK_FALSE(has_rule(bad, "healthy"));
+}
+
+TEST_CASE("report model: the designed wait for the output callback is no queue_wait finding; the same wait elsewhere is") {
+  // chunks wait almost K x D for their output callback: the depth the user chose
+  SyntheticRun run(2000, 8'500'000, 2);
+  const RunReport device = build_run_report(run.w, run.plan, run.env, run.stats, run.er, {}, duplex_device(0, 2));
+  CHECK_FALSE(has_rule(device, "queue_wait"));
+  // the same figures from a run without a device: a real queue problem
+  run.w.command = "replay";
+  const RunReport replay = build_run_report(run.w, run.plan, run.env, run.stats, run.er, {});
+  CHECK(has_rule(replay, "queue_wait"));
+}
+
+TEST_CASE("report model: a device run's header says the device paces it and how K chunks enter the budget") {
+  SyntheticRun run(300, 8'500'000, 2);
+  const std::string t = terminal(build_run_report(run.w, run.plan, run.env, run.stats, run.er, {}, duplex_device(0, 2)));
+  CHECK(has(t, "paced by the device's callbacks"));
+  CHECK_FALSE(has(t, "absolute schedule"));
+  CHECK(has(t, "budget B = 2 x D - margin"));
+  CHECK(has(t, "device     system -> system"));
+}
+
+TEST_CASE("report model: the pin-threads hint fits the machine's CPU count") {
+  SyntheticRun run(2000, 2'000'000, 1);
+  run.w.command = "synth";
+  run.w.input.kind = InputDesc::Kind::synth;
+  run.w.input.signal = "noise";
+  run.w.sink = "null";
+  // a wide spread outside the chain so that a rule suggests pinning
+  auto hint_for = [&](int cpus) {
+    run.env.logical_cpus = cpus;
+    RunReport r = build_run_report(run.w, run.plan, run.env, run.stats, run.er, {});
+    // the queue_wait rule (the processor's wake-up) gives the hint
+    for (const auto& f : r.diagnosis)
+      if (has(f.next, "chrt")) return f.next;
+    return std::string();
+  };
+  const std::string two = hint_for(2), eight = hint_for(8);
+  REQUIRE_FALSE(two.empty());
+  CHECK_FALSE(has(two, "taskset"));
+  CHECK(has(two, "2 logical CPU(s)"));
+  CHECK(has(eight, "taskset -c 6,7 chrt -f 50"));
+}
+
+TEST_CASE("report model: JSON round trip is the identity on a real run's report") {
+  testutil::TempDir td;
+  const auto r = testutil::run_cli({"synth", "--signal", "noise", "--duration", "0.3s", "--chunk", "128", "--speed", "4",
+                                    "--chain", "lp:8000:4 | spin:20us:every=7", "--json", td.file("r.json"), "--quiet"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const json j = testutil::load_json(td.file("r.json"));
+  const RunReport model = run_report_from_json(j);
+  CHECK(to_json(model) == j);
+  CHECK(model.workload.filter_stages == 1);
+  CHECK(model.series.size() == model.counts.emitted);
+}
+
+TEST_CASE("report model: a report written by this version keeps loading and renders the same") {
+  // tests/data/report_v1.json was written by `chunkscope synth` of this version (see
+  // tests/data/README.md); every later version must read it.
+  const std::string path = testutil::source_dir() + "/tests/data/report_v1.json";
+  const SavedReport saved = load_saved_report(path);
+  const RunReport* r = std::get_if<RunReport>(&saved);
+  REQUIRE(r != nullptr);
+  CHECK(r->workload.command == "synth");
+  CHECK(r->counts.counted + r->counts.warmup == r->counts.emitted);
+  CHECK(r->series.size() == r->counts.emitted);
+  const std::string t = terminal(*r);
+  CHECK(has(t, "headline   " + r->verdict.text));
+  CHECK(has(t, "diagnosis\n"));
+  const auto out = testutil::run_cli({"report", path});
+  CHECK(out.rc == 0);
+  CHECK(out.out == t);
+}
+
+TEST_CASE("report model: damaged reports are refused in one line naming the field, never read out of bounds") {
+  const std::string path = testutil::source_dir() + "/tests/data/report_v1.json";
+  const json good = testutil::load_json(path);
+  REQUIRE(refusal(good).empty());
+  json j = good;
+  j["stages"].erase("process");
+  CHECK(refusal(j) == "field 'stages.process': missing");
+  j = good;
+  j["counts"]["misses"] = -3;
+  CHECK(refusal(j) == "field 'counts.misses': expected a count (0 or more), found -3");
+  j = good;
+  j["workload"]["dtype"] = "f16";
+  CHECK(refusal(j) == "field 'workload.dtype': 'f16' is not f32 or f64");
+  j = good;
+  j["series"]["columns"]["emit_ns"].erase(0);
+  CHECK(has(refusal(j), "field 'series.columns.emit_ns': has "));
+  j = good;
+  j["checksums"]["output"] = json::array();
+  CHECK(has(refusal(j), "field 'checksums.output'"));
+  j = good;
+  j["verdict"]["blame"] = "gpu";
+  CHECK(has(refusal(j), "field 'verdict.blame': 'gpu' is not a stage"));
+  // parsed from text: 1e400 is infinity, refused as a value, not an internal error
+  std::string text = good.dump();
+  const auto at = text.find("\"p95\":");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, text.find(',', at) - at, "\"p95\":1e400");
+  testutil::TempDir td;
+  std::ofstream(td.file("inf.json")) << text;
+  const auto r = testutil::run_cli({"report", td.file("inf.json")});
+  CHECK(r.rc == 2);
+  CHECK(has(r.err, "out of range"));
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+}
+
+TEST_CASE("report model: random damage to a saved report is either read or refused with InputError") {
+  const json good = testutil::load_json(testutil::source_dir() + "/tests/data/report_v1.json");
+  std::mt19937 rng(12345);
+  // every path to a value in the document (arrays: their first element)
+  std::vector<json::json_pointer> paths;
+  std::function<void(const json&, const json::json_pointer&)> walk = [&](const json& j, const json::json_pointer& p) {
+    paths.push_back(p);
+    if (j.is_object())
+      for (auto it = j.begin(); it != j.end(); ++it) walk(it.value(), p / it.key());
+    else if (j.is_array() && !j.empty())
+      walk(j[0], p / 0);
+  };
+  walk(good, json::json_pointer());
+  const json replacements[] = {nullptr, "text", -1, 1e300, json::array(), json::object(), true, 0.5, 18446744073709551615ull};
+  int refused = 0, read = 0;
+  for (int i = 0; i < 3000; ++i) {
+    json j = good;
+    for (int k = 0; k < 3; ++k) {
+      const auto& p = paths[rng() % paths.size()];
+      if (p.empty()) continue;
+      if (rng() % 3 == 0) {
+        const auto parent = p.parent_pointer();
+        if (j.contains(parent) && j[parent].is_object()) j[parent].erase(p.back());
+      } else if (j.contains(p)) {
+        j[p] = replacements[rng() % std::size(replacements)];
+      }
+    }
+    try {
+      const RunReport r = run_report_from_json(j);
+      std::ostringstream os;
+      print_report(os, r);  // whatever was read renders
+      ++read;
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find('\n') == std::string::npos);
+      ++refused;
+    }
+  }
+  CHECK(refused > 100);
+  CHECK(read > 100);
+}
+
+TEST_CASE("report and cadence accept COMPARE.json#VARIANT like stage-bench") {
+  testutil::TempDir td;
+  auto r = testutil::run_cli({"compare", "--synth", "noise", "--duration", "0.2s", "--speed", "8", "--rounds", "1",
+                              "--variants", "cpu:fused,cpu:unfused", "--json", td.file("c.json"), "--quiet"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  r = testutil::run_cli({"report", td.file("c.json") + "#cpu:unfused"});
+  CHECK_MESSAGE(r.rc == 0, r.err);
+  CHECK(has(r.out, "on cpu (unfused)"));
+  r = testutil::run_cli({"cadence", td.file("c.json") + "#cpu:fused"});
+  CHECK_MESSAGE(r.rc == 0, r.err);
+  r = testutil::run_cli({"cadence", td.file("c.json")});
+  CHECK(r.rc == 2);
+  CHECK(has(r.err, "#VARIANT"));
+  r = testutil::run_cli({"report", td.file("c.json") + "#cuda:graph"});
+  CHECK(r.rc == 2);
+  CHECK(has(r.err, "no variant 'cuda:graph'"));
+}
+
+TEST_CASE("report model: with --speed N the header says what a chunk is in media and in wall time") {
+  testutil::TempDir td;
+  const auto r = testutil::run_cli({"synth", "--duration", "0.2s", "--chunk", "1024", "--speed", "4"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  CHECK(has(r.out, "chunk 1024 frames = 21.333 ms of media = D 5.333 ms of wall time at 4x"));
+  CHECK(has(r.out, "the deadline shrinks with the speed"));
+  const auto one = testutil::run_cli({"synth", "--duration", "0.2s", "--chunk", "1024"});
+  CHECK_FALSE(has(one.out, "of media = D"));
+}
+
+TEST_CASE("trace: the real process and thread ids, absolute CLOCK_MONOTONIC times, the clock named") {
+  testutil::TempDir td;
+  const auto r = testutil::run_cli({"synth", "--duration", "0.1s", "--chunk", "256", "--speed", "8", "--trace",
+                                    td.file("t.json"), "--quiet"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const json t = testutil::load_json(td.file("t.json"));
+  CHECK(t["otherData"]["clock"] == "CLOCK_MONOTONIC");
+  const int pid = t["otherData"]["pid"];
+  CHECK(pid > 1);
+  std::set<int> thread_tids;
+  double min_ts = 1e300;
+  for (const auto& e : t["traceEvents"]) {
+    CHECK(e["pid"] == pid);
+    const std::string ph = e["ph"];
+    CHECK((ph == "X" || ph == "C" || ph == "M"));
+    if (ph == "X") {
+      min_ts = std::min(min_ts, e["ts"].get<double>());
+      const std::string cat = e["cat"];
+      if (cat == "source" || cat == "process" || cat == "sink") thread_tids.insert(e["tid"].get<int>());
+    }
+  }
+  // three distinct Linux thread ids, none of them the process itself (the main thread only waits)
+  CHECK(thread_tids.size() == 3);
+  for (int tid : thread_tids) {
+    CHECK(tid > 0);
+    CHECK(tid < kTraceQueueInTrack);
+    CHECK(tid != pid);
+  }
+  // absolute monotonic time: the first slice started after boot, in µs, not at 0
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const double now_us = static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3;
+  CHECK(min_ts > 0);
+  CHECK(min_ts < now_us);
+  CHECK(min_ts > now_us - 600e6);  // within the last ten minutes
+}
