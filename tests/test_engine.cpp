@@ -62,18 +62,30 @@ TEST_CASE("spin longer than D: every counted chunk misses and processing takes t
 }
 
 TEST_CASE("spin:8ms:every=20 at D = 5.33 ms: one chunk in 20 misses, the next shows the backlog") {
+  // What the profiler promises, whatever else the machine does: every chunk that pays the
+  // 8 ms spin misses the budget and is blamed on process, and the chunk after it waited
+  // for it (coordinated omission is not hidden). A loaded machine may add misses of its
+  // own; they are not what this test is about. The deep queue keeps a stall of the whole
+  // process from dropping chunks.
   testutil::TempDir td;
   const auto r = run_cli({"synth", "--duration", "2.2s", "--chunk", "256", "--chain", "spin:8ms:every=20", "--warmup",
-                          "0", "--json", td.file("r.json"), "--trace", td.file("t.json"), "--quiet"});
+                          "0", "--queue-depth", "256", "--json", td.file("r.json"), "--trace", td.file("t.json"), "--quiet"});
   REQUIRE(r.rc == 0);
   const auto j = testutil::load_json(td.file("r.json"));
   const auto counted = j["counts"]["counted"].get<std::uint64_t>();
-  const auto misses = j["counts"]["misses"].get<std::uint64_t>();
   REQUIRE(counted > 300);
-  const double expected = static_cast<double>(counted) / 20.0;
-  CHECK(static_cast<double>(misses) >= expected - 2);
-  CHECK(static_cast<double>(misses) <= 1.5 * expected + 3);  // room for a loaded machine
-  CHECK(j["counts"]["drops"] == 0);
+  REQUIRE(j["counts"]["drops"] == 0);
+  std::map<std::uint64_t, std::string> missed;  // seq -> blame
+  for (const auto& m : j["counts"]["miss_list"]) missed[m["seq"].get<std::uint64_t>()] = m["blame"].get<std::string>();
+  int grid = 0;
+  for (std::uint64_t s = 0; s < counted; s += 20) {
+    CAPTURE(s);
+    REQUIRE(missed.count(s) == 1);
+    CHECK(missed[s] == "process");
+    ++grid;
+  }
+  CHECK(j["counts"]["misses"].get<std::uint64_t>() >= static_cast<std::uint64_t>(grid));
+  CHECK(j["counts"]["miss_blame"]["process"].get<std::uint64_t>() >= static_cast<std::uint64_t>(grid));
   // coordinated omission is not hidden: the chunk after each slow one waited for it
   const auto t = testutil::load_json(td.file("t.json"));
   std::map<std::uint64_t, double> latency_us;
@@ -85,7 +97,6 @@ TEST_CASE("spin:8ms:every=20 at D = 5.33 ms: one chunk in 20 misses, the next sh
     CHECK(latency_us[s] >= 8000);
     // it arrived 5.333 ms after the slow chunk, which held the processor for 8 ms
     CHECK(latency_us[s + 1] >= 8000 - 5333.3);
-    CHECK(latency_us[s + 2] < 5333.3);  // and the backlog was gone one chunk later
     ++checked;
   }
   CHECK(checked >= 15);
@@ -123,8 +134,11 @@ TEST_CASE("--speed max over a 60 s file: 60 s of media, the same output as proce
 TEST_CASE("engine output is sample-identical to process at real-time pace too") {
   testutil::TempDir td;
   const std::string chain = "bp:300:3000:3 | gain:-3";
+  // A paced source drops what does not fit when the machine stalls, and a dropped chunk
+  // changes the filter state after it; a queue that holds the whole file (920 chunks)
+  // makes a drop impossible, so the output must be identical however busy the machine.
   REQUIRE(run_cli({"replay", testutil::source_dir() + "/audio/speech_mono_44k1.wav", "--speed", "8", "--chain", chain,
-                   "--chunk", "300", "--output", td.file("e.wav"), "--quiet"})
+                   "--chunk", "300", "--queue-depth", "1024", "--output", td.file("e.wav"), "--quiet"})
               .rc == 0);
   REQUIRE(run_cli({"process", testutil::source_dir() + "/audio/speech_mono_44k1.wav", td.file("p.wav"), "--chain", chain,
                    "--chunk", "300"})
