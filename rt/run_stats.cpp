@@ -136,6 +136,9 @@ void RunStats::add(ChunkRecord& r) noexcept {
         most = charge[i];
         worst = who[i];
       }
+    // A chunk whose own processing alone took more than the budget misses because of the
+    // chain, whatever else was late in it.
+    if (st[2] > cfg_.budget_ns) worst = static_cast<int>(Stage::process);
     ++miss_blame[static_cast<std::size_t>(worst)];
     if (miss_list.size() < miss_list.capacity())
       miss_list.push_back({r.seq, L, r.emit, static_cast<Stage>(worst)});  // within reserved capacity

@@ -349,3 +349,33 @@ TEST_CASE("trace: the real process and thread ids, absolute CLOCK_MONOTONIC time
   CHECK(min_ts < now_us);
   CHECK(min_ts > now_us - 600e6);  // within the last ten minutes
 }
+
+TEST_CASE("miss attribution: processing alone over the budget is the chain's miss, whatever else was late") {
+  RunStatsConfig sc;
+  sc.chunk_ns = 5'000'000;
+  sc.budget_ns = 4'000'000;
+  sc.media_ns_per_frame = 1e9 / 48000;
+  RunStats st;
+  st.prepare(sc);
+  auto chunk = [&](std::uint64_t seq, std::int64_t source_ns, std::int64_t process_ns) {
+    ChunkRecord r{};
+    r.seq = seq;
+    r.frames = 240;
+    r.sched = 1'000'000'000 + static_cast<std::int64_t>(seq) * sc.chunk_ns;
+    r.ready = r.sched + source_ns;
+    r.dequeue = r.proc_start = r.ready + 1'000;
+    r.proc_end = r.proc_start + process_ns;
+    r.sink_start = r.proc_end + 1'000;
+    r.emit = r.sink_start + 1'000;
+    st.add(r);
+  };
+  chunk(0, 9'000'000, 5'000'000);  // the source was later than the chain was slow: still the chain's
+  chunk(1, 9'000'000, 1'000'000);  // the chain kept within B: the late source is to blame
+  chunk(2, 10'000, 4'500'000);     // the chain alone
+  REQUIRE(st.miss_list.size() == 3);
+  CHECK(st.miss_list[0].blame == Stage::process);
+  CHECK(st.miss_list[1].blame == Stage::source);
+  CHECK(st.miss_list[2].blame == Stage::process);
+  CHECK(st.miss_blame[static_cast<std::size_t>(Stage::process)] == 2);
+  CHECK(st.miss_blame[static_cast<std::size_t>(Stage::source)] == 1);
+}
