@@ -13,8 +13,9 @@ namespace chunkscope {
 
 enum class DType : std::uint8_t { f32, f64 };
 
-/// "f32" / "f64". RT safe.
+/// "f32" / "f64". [no-alloc, no-block]
 constexpr const char* dtype_name(DType d) noexcept { return d == DType::f32 ? "f32" : "f64"; }
+/// [no-alloc, no-block]
 constexpr unsigned dtype_size(DType d) noexcept { return d == DType::f32 ? 4u : 8u; }
 
 inline constexpr int kMaxChannels = 64;
@@ -86,23 +87,24 @@ struct BackendCounters {
 class Backend {
  public:
   virtual ~Backend() = default;
-  /// Short name for reports ("cpu", "cuda"). RT safe.
+  /// Short name for reports ("cpu", "cuda"). [no-alloc, no-block]
   virtual const char* name() const noexcept = 0;
-  /// Execution mode for reports ("fused", "unfused", "eager", "graph"). RT safe.
+  /// Execution mode for reports ("fused", "unfused", "eager", "graph"). [no-alloc, no-block]
   virtual const char* mode() const noexcept = 0;
-  /// Sizes state and scratch for `spec` and the laid-out chain. Allocates, may block; not
-  /// for a real-time thread.
+  /// Sizes state and scratch for `spec` and the laid-out chain. [allocates, blocks]
   virtual Status prepare(const ProcessSpec& spec, const ChainLayout& layout) = 0;
-  /// Runs the plan over one chunk in place, carrying state. RT safe: no allocation.
+  /// Runs the plan over one chunk in place, carrying state. [no-alloc, blocks]: the CPU
+  /// backend never blocks; the CUDA backend waits for the GPU to finish the chunk.
   virtual Status process(AudioView io, ProcessStats* stats) noexcept = 0;
-  /// Zeroes filter state and chunk counters. RT safe: no allocation.
+  /// Zeroes filter state and chunk counters. [no-alloc, blocks]: the CUDA backend waits for
+  /// the device to clear its state.
   virtual void reset() noexcept = 0;
-  /// Counters since prepare()/reset(). RT safe.
+  /// Counters since prepare()/reset(). [no-alloc, no-block]
   virtual BackendCounters counters() const noexcept { return {}; }
-  /// Filter state values carried across chunks (all sections, all channels). RT safe.
+  /// Filter state values carried across chunks (all sections, all channels). [no-alloc, no-block]
   virtual std::size_t state_values() const noexcept { return 0; }
   /// Text of the last failure that process() or prepare() reported as a status (e.g. the
-  /// CUDA error string), or "" when there is none. RT safe: returns a stored buffer.
+  /// CUDA error string), or "" when there is none. [no-alloc, no-block] A stored buffer.
   virtual const char* last_error() const noexcept { return ""; }
 };
 

@@ -47,11 +47,13 @@ struct Chunk {
 /// A fixed pool of chunks. prepare() allocates; nothing else does.
 class ChunkPool {
  public:
-  /// Allocates `count` chunks of `frames` x `channels` samples of `dtype`. Not RT safe.
+  /// Allocates `count` chunks of `frames` x `channels` samples of `dtype`. [allocates, no-block]
   void prepare(std::size_t count, int frames, int channels, DType dtype);
-  /// RT safe.
+  /// [no-alloc, no-block]
   Chunk* at(std::size_t i) noexcept { return &chunks_[i]; }
+  /// [no-alloc, no-block]
   std::size_t size() const noexcept { return chunks_.size(); }
+  /// [no-alloc, no-block]
   std::size_t bytes() const noexcept { return slab_.size() * sizeof(double); }
 
  private:
@@ -59,6 +61,7 @@ class ChunkPool {
   std::vector<Chunk> chunks_;
 };
 
+/// [no-alloc, no-block]
 inline void ChunkPool::prepare(std::size_t count, int frames, int channels, DType dtype) {
   const std::size_t samples = static_cast<std::size_t>(frames) * static_cast<std::size_t>(channels);
   const std::size_t doubles_per_chunk = (samples * dtype_size(dtype) + sizeof(double) - 1) / sizeof(double);

@@ -6,7 +6,7 @@
 
 namespace chunkscope {
 
-/// Monotonic time in ns. RT safe: vDSO call, no allocation.
+/// Monotonic time in ns. [no-alloc, no-block] A vDSO call.
 inline std::int64_t now_ns() noexcept {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -14,7 +14,7 @@ inline std::int64_t now_ns() noexcept {
 }
 
 /// Sleeps until the absolute monotonic time `t` (TIMER_ABSTIME: no drift from wake-up
-/// latency). RT safe: no allocation; for pacing threads.
+/// latency). [no-alloc, blocks] Sleeps by design; for pacing threads.
 inline void sleep_until_ns(std::int64_t t) noexcept {
   timespec ts{static_cast<time_t>(t / 1'000'000'000), static_cast<long>(t % 1'000'000'000)};
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {

@@ -1,5 +1,5 @@
 #pragma once
-// Flush-to-zero / denormals-are-zero for the calling thread. RT safe: no allocation, no
+// Flush-to-zero / denormals-are-zero for the calling thread. [no-alloc, no-block] No
 // system call; two register moves.
 #if defined(__SSE__) || defined(__x86_64__)
 #include <xmmintrin.h>
@@ -10,7 +10,7 @@ namespace chunkscope {
 
 class ScopedFlushDenormals {
  public:
-  /// Sets FTZ and DAZ on this thread; the destructor restores the previous mode. RT safe.
+  /// Sets FTZ and DAZ on this thread; the destructor restores the previous mode. [no-alloc, no-block]
   ScopedFlushDenormals() noexcept {
 #if defined(__x86_64__) || defined(__SSE__)
     saved_ = _mm_getcsr();
@@ -22,6 +22,7 @@ class ScopedFlushDenormals {
     asm volatile("msr fpcr, %0" ::"r"(fpcr | (1ull << 24)));  // FZ
 #endif
   }
+  /// [no-alloc, no-block]
   ~ScopedFlushDenormals() noexcept {
 #if defined(__x86_64__) || defined(__SSE__)
     _mm_setcsr(static_cast<unsigned>(saved_));

@@ -64,39 +64,44 @@ struct EngineResult {
 
 class Engine {
  public:
+  /// [no-alloc, no-block]
   Engine();
+  /// [no-alloc, no-block]
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
   /// Allocates the pool, queues and trace. `backend` must already be prepared for
-  /// cfg.spec. Returns invalid_argument for an impossible configuration. Not RT safe.
+  /// cfg.spec. Returns invalid_argument for an impossible configuration. [allocates, no-block]
   Status prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& source, ChunkSink& sink, RunStats& stats);
-  /// Streams until the source ends, a stage fails, or stop is requested. Not RT safe
-  /// (creates threads); the threads it runs are. Call once per prepare().
+  /// Streams until the source ends, a stage fails, or stop is requested. [allocates, blocks]
+  /// (creates threads, joins them); the threads it runs are [no-alloc] and block only on their queues and I/O. Call once per prepare().
   EngineResult run();
-  /// Asks the source to stop; the chunks in flight are finished. Async-signal safe.
+  /// Asks the source to stop; the chunks in flight are finished. [no-alloc, no-block] Async-signal safe.
   void request_stop() noexcept { stop_.store(true, std::memory_order_relaxed); }
-  /// Stop when *flag becomes true (e.g. set by a SIGINT handler). Not RT safe.
+  /// Stop when *flag becomes true (e.g. set by a SIGINT handler). [no-alloc, no-block]; set before run().
   void watch_stop_flag(const std::atomic<bool>* flag) noexcept { external_stop_ = flag; }
 
   /// Device callback as source: copies `frames` interleaved frames into a pooled chunk
   /// stamped `sched` and queues it; drops (and counts) when no chunk or no room.
-  /// RT safe: no allocation, no lock, never blocks. Call from one thread only.
+  /// [no-alloc, no-block] No lock. Call from one thread only.
   Status push(const void* src, int frames, std::int64_t sched) noexcept;
   /// Device callback as sink: writes the output due at callback `index` (the processed
   /// input chunk index - K) into `dst`, or silence with an underrun before it is ready.
-  /// RT safe: no allocation, no lock, never blocks. Same thread as push().
+  /// [no-alloc, no-block] No lock. Same thread as push().
   Status pull(void* dst, int frames, std::uint64_t index) noexcept;
-  /// No more push() calls: run() finishes the chunks in flight and returns. RT safe.
+  /// No more push() calls: run() finishes the chunks in flight and returns. [no-alloc, no-block]
   void finish_source() noexcept;
-  /// Counters readable while running (relaxed, for a live view). RT safe.
+  /// Counters readable while running (relaxed, for a live view). [no-alloc, no-block]
   std::uint64_t live_drops() const noexcept;
+  /// [no-alloc, no-block]
   std::uint64_t live_underruns() const noexcept;
+  /// [no-alloc, no-block]
   std::size_t live_queue_depth() const noexcept;
 
-  /// Chunk records of the run in emit order (the last trace_capacity). Not RT safe.
+  /// Chunk records of the run in emit order (the last trace_capacity). [allocates, no-block]
   std::vector<ChunkRecord> trace() const;
+  /// [no-alloc, no-block]
   const EngineConfig& config() const noexcept { return cfg_; }
 
  private:

@@ -19,11 +19,14 @@ namespace chunkscope {
 
 /// Points stderr at /dev/null until restore() or destruction: PortAudio's host APIs print
 /// their internal diagnostics there (ALSA probing, JACK server loss), which would bury
-/// chunkscope's own one-line error. Not RT safe.
+/// chunkscope's own one-line error. [no-alloc, blocks] (dup2 and file opens)
 class StderrSilencer {
  public:
+  /// [no-alloc, blocks]
   StderrSilencer();
+  /// [no-alloc, blocks]
   ~StderrSilencer() { restore(); }
+  /// [no-alloc, blocks] Flushes stderr and points it back.
   void restore() noexcept;
   StderrSilencer(const StderrSilencer&) = delete;
   StderrSilencer& operator=(const StderrSilencer&) = delete;
@@ -42,24 +45,28 @@ struct DeviceInfo {
 };
 
 /// Initialises PortAudio for the object's lifetime (ALSA's start-up chatter on stderr is
-/// silenced). Allocates, blocks; never throws: ok() and error() say whether PortAudio
+/// silenced). [allocates, blocks] Never throws: ok() and error() say whether PortAudio
 /// started.
 class PortAudioSession {
  public:
+  /// [allocates, blocks]
   PortAudioSession();
-  /// True when Pa_Initialize succeeded. No allocation, no blocking.
+  /// True when Pa_Initialize succeeded. [no-alloc, no-block]
   bool ok() const noexcept { return initialised_; }
-  /// Why PortAudio did not start ("" when it did). No allocation, no blocking.
+  /// Why PortAudio did not start ("" when it did). [no-alloc, no-block]
   const std::string& error() const noexcept { return error_; }
+  /// [no-alloc, blocks]
   ~PortAudioSession();
   PortAudioSession(const PortAudioSession&) = delete;
   PortAudioSession& operator=(const PortAudioSession&) = delete;
-  /// Every device PortAudio knows. Allocates, may block.
+  /// Every device PortAudio knows. [allocates, blocks]
   std::vector<DeviceInfo> devices() const;
   /// Skip Pa_Terminate at destruction: after a JACK server died under an open stream,
-  /// PortAudio's JACK host API aborts the process while cleaning up. Not RT safe.
+  /// PortAudio's JACK host API aborts the process while cleaning up. [no-alloc, no-block]
   void abandon() noexcept { abandoned_ = true; }
+  /// [allocates, no-block]
   std::vector<std::string> host_apis() const;
+  /// [allocates, no-block]
   std::string version() const;
 
  private:
@@ -77,45 +84,58 @@ struct XrunEntry {
 class DeviceStream {
  public:
   DeviceStream() = default;
+  /// [no-alloc, blocks] Stops the stream first.
   ~DeviceStream();
   DeviceStream(const DeviceStream&) = delete;
   DeviceStream& operator=(const DeviceStream&) = delete;
 
   /// Opens input (and output when `output` is given) at `rate`, `channels`, `frames` per
-  /// callback, float32. Allocates, blocks. On failure returns Status::device_error and
+  /// callback, float32. [allocates, blocks] On failure returns Status::device_error and
   /// error() holds one line with PortAudio's error text.
   Status open(const DeviceInfo& input, const DeviceInfo* output, double rate, int channels, int frames, Engine& engine);
   /// Sizes what the callback touches (xrun list, period histogram) and binds the engine;
-  /// open() calls it. Allocates; not for a real-time thread.
+  /// open() calls it. [allocates, no-block]
   void prepare_callback(Engine& engine, bool duplex);
-  /// Starts the stream. Allocates, blocks. Status::device_error with error() on failure.
+  /// Starts the stream. [allocates, blocks] Status::device_error with error() on failure.
   Status start();
-  /// The last open()/start() failure in one line ("" when none). No allocation.
+  /// The last open()/start() failure in one line ("" when none). [no-alloc, no-block]
   const std::string& error() const noexcept { return error_; }
-  /// Stops the stream (waits for the last callback). No allocation; blocks.
+  /// Stops the stream (waits for the last callback). [no-alloc, blocks]
   void stop() noexcept;
-  /// Leaves a stream whose server died unclosed (see PortAudioSession::abandon). Not RT safe.
+  /// Leaves a stream whose server died unclosed (see PortAudioSession::abandon). [no-alloc, no-block]
   void abandon() noexcept {
     stream_ = nullptr;
     started_ = false;
   }
   /// True while PortAudio reports the stream active.
+  /// [no-alloc, no-block]
   bool active() const noexcept;
 
+  /// [no-alloc, no-block]
   std::uint64_t callbacks() const noexcept { return callbacks_.load(std::memory_order_relaxed); }
+  /// [no-alloc, no-block]
   std::int64_t last_callback_ns() const noexcept { return last_cb_ns_.load(std::memory_order_relaxed); }
+  /// [no-alloc, no-block]
   std::uint64_t xruns() const noexcept { return xrun_count_.load(std::memory_order_relaxed); }
   // after stop()
+  /// [no-alloc, no-block]
   const std::vector<XrunEntry>& xrun_list() const { return xruns_; }
+  /// [no-alloc, no-block]
   std::uint64_t input_overflows() const { return in_over_; }
+  /// [no-alloc, no-block]
   std::uint64_t output_underflows() const { return out_under_; }
+  /// [no-alloc, no-block]
   std::uint64_t priming() const { return priming_; }
+  /// [no-alloc, no-block]
   const stats::LogHistogram& callback_period() const { return period_; }
+  /// [no-alloc, no-block]
   double reported_input_latency() const { return in_lat_; }
+  /// [no-alloc, no-block]
   double reported_output_latency() const { return out_lat_; }
+  /// [no-alloc, no-block]
   double actual_rate() const { return rate_; }
 
-  /// The PortAudio callback body. No allocation, never blocks (no lock, I/O or logging).
+  /// The PortAudio callback body. [no-alloc, no-block] No lock, I/O or logging.
   int on_callback(const void* in, void* out, unsigned long frames, unsigned long status) noexcept;
 
  private:

@@ -15,12 +15,13 @@ namespace chunkscope {
 
 enum class Stage : int { source, wait_in, process, wait_out, sink, count };
 inline constexpr int kStageCount = static_cast<int>(Stage::count);
-/// "source", "queue_in", "process", "queue_out", "sink". RT safe.
+/// "source", "queue_in", "process", "queue_out", "sink". [no-alloc, no-block]
 const char* stage_key(Stage s) noexcept;
 
 /// Parts of the processing time (GPU backends fill them; zero on the CPU).
 enum class Part : int { launch, h2d, kernel, d2h, sync, calib, count };
 inline constexpr int kPartCount = static_cast<int>(Part::count);
+/// [no-alloc, no-block]
 const char* part_key(Part p) noexcept;
 
 struct RunStatsConfig {
@@ -54,16 +55,17 @@ struct MissEntry {
 
 class RunStats {
  public:
-  /// Allocates histograms and lists. Not RT safe.
+  /// Allocates histograms and lists. [allocates, no-block]
   void prepare(const RunStatsConfig& cfg);
-  /// Records one finished chunk (its record gets kChunkWarmup / kChunkMiss set). RT safe:
+  /// Records one finished chunk (its record gets kChunkWarmup / kChunkMiss set). [no-alloc, no-block]
   /// O(1), no allocation.
   void add(ChunkRecord& r) noexcept;
 
+  /// [no-alloc, no-block]
   const RunStatsConfig& config() const { return cfg_; }
   /// Starts a new stream segment feeding the same statistics (compare rounds): the next
   /// chunks pay their own warm-up, the period restarts, and drift is fitted per segment
-  /// origin (a pooled slope). Not RT safe to call while a stream runs.
+  /// origin (a pooled slope). [no-alloc, no-block]; not while a stream runs.
   void begin_segment() noexcept {
     have_prev_ = false;
     have_origin_ = false;
@@ -71,7 +73,7 @@ class RunStats {
   }
 
   /// Live view: when set (before the run), add() also records latency and |P - D| here,
-  /// and keeps live_counted / live_misses, for a reader thread. Not RT safe to set.
+  /// and keeps live_counted / live_misses, for a reader thread. [no-alloc, no-block]; set before the run.
   void enable_live(stats::IntervalRecorder* live_lat, stats::IntervalRecorder* live_jit) {
     live_latency_ = live_lat;
     live_jitter_ = live_jit;
@@ -103,10 +105,13 @@ class RunStats {
   std::int64_t longest_gap_ns = 0;
   std::uint64_t longest_gap_seq = 0;
   std::int64_t longest_gap_at = 0;
+  /// [no-alloc, no-block]
   double drift_ppm() const noexcept;  // slope of emit time against media time, minus 1
+  /// [no-alloc, no-block]
   std::uint64_t drift_points() const noexcept { return n_; }
 
  private:
+  /// [no-alloc, no-block]
   void record_point(const ChunkRecord& r) noexcept;
   RunStatsConfig cfg_;
   stats::IntervalRecorder* live_latency_ = nullptr;

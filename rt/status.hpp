@@ -20,10 +20,10 @@ enum class Status : std::uint8_t {
   interrupted,        // stopped by a signal or a request
 };
 
-/// Short English description of a status. RT safe: no allocation, returns a literal.
+/// Short English description of a status. [no-alloc, no-block] Returns a literal.
 const char* describe(Status s) noexcept;
 
-/// True when s is Status::ok. RT safe.
+/// True when s is Status::ok. [no-alloc, no-block]
 constexpr bool ok(Status s) noexcept { return s == Status::ok; }
 
 }  // namespace chunkscope

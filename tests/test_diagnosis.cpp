@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
@@ -383,7 +384,7 @@ TEST_CASE("diagnosis: older and partial reports diagnose; mistyped ones are refu
   bad["counts"]["miss_list"] = "garbage";
   CHECK(has(refused(bad), "field 'counts.miss_list': expected an array, found string"));
   bad = healthy();
-  bad["latency"]["p95"] = 1e400;  // parses as infinity
+  bad["latency"]["p95"] = std::numeric_limits<double>::infinity();
   CHECK(has(refused(bad), "field 'latency.p95'"));
   bad = healthy();
   bad["stages"].erase("source");

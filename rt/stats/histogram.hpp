@@ -29,7 +29,7 @@
 // holding highest_trackable) and in saturated().
 //
 // Not thread-safe: one thread records at a time (see interval_recorder.hpp for a
-// real-time writer with a concurrent reader). Functions marked "RT safe" do not
+// real-time writer with a concurrent reader). Functions marked [no-alloc, no-block] do not
 // allocate, lock or make system calls.
 #include <bit>
 #include <cstddef>
@@ -48,6 +48,7 @@ class LogHistogram {
   static constexpr int kMaxSignificantDigits = 5;
 
   /// m = log2 of the sub-bucket count for d significant digits: ceil(log2(2 * 10^d)).
+  /// [no-alloc, no-block]
   static constexpr int sub_bucket_count_magnitude_for(int digits) noexcept {
     std::uint64_t ten_pow = 1;
     for (int i = 0; i < digits; ++i) ten_pow *= 10;
@@ -67,84 +68,93 @@ class LogHistogram {
   LogHistogram& operator=(LogHistogram&&) noexcept = default;
   ~LogHistogram() = default;
 
-  /// Records one value. RT safe: no allocation, O(1), branch-free.
+  /// Records one value. [no-alloc, no-block] O(1), branch-free.
   void record(std::uint64_t v) noexcept;
-  /// Records value v n times (n == 0: no change). RT safe: no allocation, O(1).
+  /// Records value v n times (n == 0: no change). [no-alloc, no-block] O(1).
   void record_n(std::uint64_t v, std::uint64_t n) noexcept;
-  /// Clears counts and statistics, keeping the allocation. RT safe: no allocation,
+  /// Clears counts and statistics, keeping the allocation. [no-alloc, no-block]
   /// O(slots between min and max).
   void reset() noexcept;
-  /// Adds another histogram's data. No allocation, O(slots): not for a real-time thread.
+  /// Adds another histogram's data. [no-alloc, no-block] O(slots): too slow for a real-time thread.
   /// Returns false, changing nothing, when other has another layout.
   bool add(const LogHistogram& other) noexcept;
 
-  /// Number of recorded values. RT safe.
+  /// Number of recorded values. [no-alloc, no-block]
   std::uint64_t count() const noexcept { return total_; }
-  /// True when nothing is recorded. RT safe.
+  /// True when nothing is recorded. [no-alloc, no-block]
   bool empty() const noexcept { return total_ == 0; }
-  /// Number of recorded values above highest_trackable(). RT safe.
+  /// Number of recorded values above highest_trackable(). [no-alloc, no-block]
   std::uint64_t saturated() const noexcept { return saturated_; }
-  /// Exact smallest recorded value (0 when empty). RT safe.
+  /// Exact smallest recorded value (0 when empty). [no-alloc, no-block]
   std::uint64_t min() const noexcept { return total_ == 0 ? 0 : min_; }
-  /// Exact largest recorded value (0 when empty). RT safe.
+  /// Exact largest recorded value (0 when empty). [no-alloc, no-block]
   std::uint64_t max() const noexcept { return max_; }
-  /// Exact sum of all recorded values. RT safe.
+  /// Exact sum of all recorded values. [no-alloc, no-block]
   uint128 sum() const noexcept { return sum_; }
-  /// Exact mean, rounded once (0 when empty). RT safe.
+  /// Exact mean, rounded once (0 when empty). [no-alloc, no-block]
   double mean() const noexcept;
-  /// Population standard deviation from exact sums, rounded once (0 below 2 values). RT safe.
+  /// Population standard deviation from exact sums, rounded once (0 below 2 values). [no-alloc, no-block]
   double stddev() const noexcept;
 
   /// HdrHistogram getValueAtPercentile: the smallest slot value v such that at least
   /// p % of the values are <= v at the histogram's resolution, reported as the slot's
   /// highest equivalent value and clamped to the exact [min(), max()]; p <= 0 (or NaN)
   /// gives min(), p >= 100 gives max(), an empty histogram gives 0.
-  /// RT safe: no allocation, O(slots between min and max).
+  /// [no-alloc, no-block] O(slots between min and max).
   std::uint64_t value_at_percentile(double p) const noexcept;
   /// Percentage (0..100) of recorded values <= v at the histogram's resolution: values
   /// in v's slot count as <= v; exact at the ends (v >= max(): 100, v < min(): 0);
-  /// 0 when empty. RT safe: no allocation, O(slots between min and v).
+  /// 0 when empty. [no-alloc, no-block] O(slots between min and v).
   double percentile_rank(std::uint64_t v) const noexcept;
 
-  /// Configured highest trackable value. RT safe.
+  /// Configured highest trackable value. [no-alloc, no-block]
   std::uint64_t highest_trackable() const noexcept { return highest_; }
-  /// Configured significant decimal digits. RT safe.
+  /// Configured significant decimal digits. [no-alloc, no-block]
   int significant_digits() const noexcept { return digits_; }
-  /// Number of buckets (HdrHistogram "Buckets"). RT safe.
+  /// Number of buckets (HdrHistogram "Buckets"). [no-alloc, no-block]
   int bucket_count() const noexcept { return bucket_count_; }
-  /// Sub-bucket count S (HdrHistogram "SubBuckets"). RT safe.
+  /// Sub-bucket count S (HdrHistogram "SubBuckets"). [no-alloc, no-block]
   int sub_bucket_count() const noexcept { return 2 << half_mag_; }
-  /// Number of counters (slots). RT safe.
+  /// Number of counters (slots). [no-alloc, no-block]
   std::size_t counts_length() const noexcept { return counts_.size(); }
-  /// Bound on the relative error of any reported value: 1 / (S / 2). RT safe.
+  /// Bound on the relative error of any reported value: 1 / (S / 2). [no-alloc, no-block]
   double relative_error_bound() const noexcept { return 1.0 / static_cast<double>(1u << half_mag_); }
-  /// True when other has the same highest_trackable and significant_digits. RT safe.
+  /// True when other has the same highest_trackable and significant_digits. [no-alloc, no-block]
   bool same_layout(const LogHistogram& other) const noexcept {
     return highest_ == other.highest_ && digits_ == other.digits_;
   }
-  /// Bytes held by this object, counts included. RT safe.
+  /// Bytes held by this object, counts included. [no-alloc, no-block]
   std::size_t memory_bytes() const noexcept;
 
-  // ---- slot access (iteration); all RT safe, no allocation
+  // ---- slot access (iteration); all [no-alloc, no-block]
   /// Slot index of v (values above highest_trackable map to the top slot).
   std::size_t index_of(std::uint64_t v) const noexcept { return index_unclamped(v < highest_ ? v : highest_); }
   /// Count in slot i (i < counts_length()).
+  /// [no-alloc, no-block]
   std::uint64_t count_at_index(std::size_t i) const noexcept { return counts_[i]; }
   /// Lowest value of slot i.
+  /// [no-alloc, no-block]
   std::uint64_t value_from_index(std::size_t i) const noexcept;
   /// Width of slot i (number of equivalent values).
+  /// [no-alloc, no-block]
   std::uint64_t slot_width(std::size_t i) const noexcept;
   /// Lowest value equivalent to v (same slot).
+  /// [no-alloc, no-block]
   std::uint64_t lowest_equivalent_value(std::uint64_t v) const noexcept;
   /// Highest value equivalent to v (same slot).
+  /// [no-alloc, no-block]
   std::uint64_t highest_equivalent_value(std::uint64_t v) const noexcept;
   /// Middle value of v's slot (HdrHistogram medianEquivalentValue).
+  /// [no-alloc, no-block]
   std::uint64_t median_equivalent_value(std::uint64_t v) const noexcept;
   /// Index range [first, last] holding every non-zero count (first > last when empty).
+  /// [no-alloc, no-block]
   std::size_t first_recorded_index() const noexcept { return total_ == 0 ? 1 : index_of(min_); }
+  /// [no-alloc, no-block]
   std::size_t last_recorded_index() const noexcept { return total_ == 0 ? 0 : index_of(max_); }
   /// Calls f(lowest_value, highest_value, count) for each non-empty slot, ascending.
   template <class F>
+  /// [no-alloc, no-block] As far as f is.
   void for_each_recorded(F&& f) const {
     const std::size_t last = last_recorded_index();
     for (std::size_t i = first_recorded_index(); i <= last; ++i) {
@@ -155,14 +165,15 @@ class LogHistogram {
     }
   }
 
-  /// Same layout, counts and statistics. RT safe.
+  /// Same layout, counts and statistics. [no-alloc, no-block]
   friend bool operator==(const LogHistogram& a, const LogHistogram& b) noexcept;
-  /// Exchanges contents (any layouts). RT safe: no allocation.
+  /// Exchanges contents (any layouts). [no-alloc, no-block]
   friend void swap(LogHistogram& a, LogHistogram& b) noexcept;
 
  private:
   // Leading zeros of x != 0 (x always has the sub-bucket mask bits set). The builtin
   // saves the zero test std::countl_zero needs on targets without lzcnt.
+  /// [no-alloc, no-block]
   static int clz_nonzero(std::uint64_t x) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
     return __builtin_clzll(x);
@@ -170,6 +181,7 @@ class LogHistogram {
     return std::countl_zero(x);
 #endif
   }
+  /// [no-alloc, no-block]
   std::size_t index_unclamped(std::uint64_t v) const noexcept {
     const int b = lzc_base_ - clz_nonzero(v | sub_mask_);
     return (static_cast<std::size_t>(b) << half_mag_) + static_cast<std::size_t>(v >> b);
@@ -196,6 +208,7 @@ static_assert(LogHistogram::sub_bucket_count_magnitude_for(3) == 11,
 static_assert((1u << (LogHistogram::sub_bucket_count_magnitude_for(LogHistogram::kDefaultSignificantDigits) - 1)) >= 1000,
               "default relative error bound 1/H must be <= 0.1 %");
 
+/// [no-alloc, no-block]
 inline void LogHistogram::record(std::uint64_t v) noexcept {
   const std::uint64_t c = v < highest_ ? v : highest_;
   counts_[index_unclamped(c)] += 1;
@@ -209,6 +222,7 @@ inline void LogHistogram::record(std::uint64_t v) noexcept {
   sumsq_hi_ += static_cast<std::uint64_t>(sumsq_lo_ < sq);
 }
 
+/// [no-alloc, no-block]
 inline void LogHistogram::record_n(std::uint64_t v, std::uint64_t n) noexcept {
   if (n == 0) return;
   const std::uint64_t c = v < highest_ ? v : highest_;

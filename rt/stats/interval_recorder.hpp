@@ -56,14 +56,14 @@ class IntervalRecorder {
   IntervalRecorder& operator=(const IntervalRecorder&) = delete;
 
   /// Records one value into the active interval. Writer thread only.
-  /// RT safe: wait-free, no allocation, no locks, no system calls.
+  /// [no-alloc, no-block] Wait-free, no locks, no system calls.
   void record(std::uint64_t v) noexcept {
     const std::uint64_t e = epoch_.fetch_add(1, std::memory_order_seq_cst);
     active_.load(std::memory_order_seq_cst)->record(v);
     epoch_.store(e + 2, std::memory_order_release);
   }
 
-  /// Records v n times into the active interval. Writer thread only. RT safe as record().
+  /// Records v n times into the active interval. Writer thread only. [no-alloc, no-block] as record().
   void record_n(std::uint64_t v, std::uint64_t n) noexcept {
     const std::uint64_t e = epoch_.fetch_add(1, std::memory_order_seq_cst);
     active_.load(std::memory_order_seq_cst)->record_n(v, n);
@@ -75,6 +75,7 @@ class IntervalRecorder {
   /// the other histogram. Reader side; may spin/yield while the writer is inside a
   /// record. No allocation when interval_out has this recorder's layout (the storage
   /// is swapped); otherwise interval_out is assigned a copy (allocates).
+  /// [no-alloc, blocks] Takes the reader mutex; allocates only as said above.
   void sample_into(LogHistogram& interval_out) {
     std::lock_guard<std::mutex> lock(reader_mutex_);
     LogHistogram* const old = active_.load(std::memory_order_relaxed);  // only readers store it
@@ -95,13 +96,15 @@ class IntervalRecorder {
   }
 
   /// An empty histogram with this recorder's layout (allocates).
+  /// [allocates, no-block]
   LogHistogram make_histogram() const {
     return LogHistogram(hist_[0].highest_trackable(), hist_[0].significant_digits());
   }
-  /// Layout of the recorded histograms. RT safe.
+  /// Layout of the recorded histograms. [no-alloc, no-block]
   std::uint64_t highest_trackable() const noexcept { return hist_[0].highest_trackable(); }
+  /// [no-alloc, no-block]
   int significant_digits() const noexcept { return hist_[0].significant_digits(); }
-  /// Bytes held, both histograms included. RT safe.
+  /// Bytes held, both histograms included. [no-alloc, no-block]
   std::size_t memory_bytes() const noexcept {
     return sizeof(*this) + hist_[0].memory_bytes() + hist_[1].memory_bytes() - 2 * sizeof(LogHistogram);
   }

@@ -806,14 +806,14 @@ RunReport read_run(const Node& n) {
   r.queues = {q.req_i32("depth"), q.req_u64("in_high_water"), q.req_u64("out_high_water")};
 
   if (auto bc = n.opt_obj("backend_counters")) {
-    BackendCounters& b = r.backend_counters;
-    b.chunks = bc->u64("chunks", 0);
-    b.kernel_launches = bc->u64("kernel_launches", 0);
-    b.graph_launches = bc->u64("graph_launches", 0);
-    b.graph_captures = bc->u64("graph_captures", 0);
-    b.graph_recaptures = bc->u64("graph_recaptures", 0);
-    b.eager_fallbacks = bc->u64("eager_fallbacks", 0);
-    b.shape_changes = bc->u64("shape_changes", 0);
+    BackendCounters& bcs = r.backend_counters;
+    bcs.chunks = bc->u64("chunks", 0);
+    bcs.kernel_launches = bc->u64("kernel_launches", 0);
+    bcs.graph_launches = bc->u64("graph_launches", 0);
+    bcs.graph_captures = bc->u64("graph_captures", 0);
+    bcs.graph_recaptures = bc->u64("graph_recaptures", 0);
+    bcs.eager_fallbacks = bc->u64("eager_fallbacks", 0);
+    bcs.shape_changes = bc->u64("shape_changes", 0);
   }
   if (auto cs = n.opt_obj("checksums")) {
     r.checksums.algorithm = cs->str("algorithm", "fnv1a64");
