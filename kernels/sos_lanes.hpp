@@ -30,7 +30,7 @@
 #include "kernels/cuda_plan.hpp"
 #include "rt/sos_math.hpp"  // CS_HD, biquad_step
 
-#if defined(__CUDACC__)
+#if defined(__CUDA_ARCH__)  // the device pass of nvcc; its host pass and g++ do without
 #define CS_UNROLL _Pragma("unroll")
 #else
 #define CS_UNROLL
