@@ -21,12 +21,12 @@
 #                (libcuda), which belong to the GPU machine.
 #   tools/       libnvtx_count.so (tests/gpu/nvtx_count.cpp, an NVTX injection library that
 #                counts pushed ranges) and nvtx_selftest, its check
-#   MANIFEST     the commit (git rev-parse HEAD), whether the tree was dirty, a sha256 over
-#                the source files (listed in SOURCES) as they were built, the CUDA version,
+#   MANIFEST     the commit (git rev-parse HEAD), whether the tree was dirty, the sha256 of
+#                SOURCES (the source files as they were built), the CUDA version,
 #                and the highest GLIBC_ symbol version each binary and library needs
 #                (objdump -T), with the overall maximum; check.sh refuses a pack whose
 #                source hash or commit differs from the tree it runs in
-#   SOURCES      the files the source hash covers
+#   SOURCES      sha256sum of every source file (tracked and untracked-but-not-ignored)
 #
 # Before calling the pack good it is tested in a bare root: a temporary folder holding only
 # the C library pieces copied from this machine (ld-linux, libc, libm, libpthread, libdl,
@@ -49,8 +49,9 @@ die() {
 }
 
 # ------------------------------------------------------------------ source identity
-# The same computation as check.sh's: sha256 over "sha256  path" of every file git lists
-# (tracked, and untracked but not ignored), in path order.
+# SOURCES is `sha256sum` output ("hash  path") for every file git lists (tracked, and
+# untracked but not ignored), in path order; the source hash is the sha256 of SOURCES.
+# check.sh verifies the tree against SOURCES (sha256sum -c) and SOURCES against the hash.
 cd "$ROOT"
 git rev-parse HEAD >/dev/null 2>&1 || die "not a git checkout: the pack records the commit it was built from"
 COMMIT=$(git rev-parse HEAD)
@@ -58,12 +59,9 @@ DIRTY=$(git status --porcelain --untracked-files=normal | wc -l)
 SOURCES_TMP=$(mktemp)
 trap 'rm -f "$SOURCES_TMP"' EXIT
 git ls-files --cached --others --exclude-standard | LC_ALL=C sort -u | while read -r f; do
-  [ -f "$f" ] && printf '%s\n' "$f"
+  [ -f "$f" ] && sha256sum -- "$f"
 done >"$SOURCES_TMP"
-source_hash() { # LIST_FILE: prints the hash of the listed files under the current folder
-  while read -r f; do sha256sum -- "$f"; done <"$1" | sha256sum | cut -d' ' -f1
-}
-SRC_HASH=$(source_hash "$SOURCES_TMP")
+SRC_HASH=$(sha256sum <"$SOURCES_TMP" | cut -d' ' -f1)
 say "commit $COMMIT, $([ "$DIRTY" = 0 ] && echo clean || echo "dirty ($DIRTY paths)"), sources $SRC_HASH"
 
 # ------------------------------------------------------------------ build
