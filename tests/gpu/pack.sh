@@ -70,8 +70,9 @@ CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -DCHUNKSCOPE_CUDA=ON -DCHUNKSCOPE_STATIC_RUNT
 if command -v ccache >/dev/null 2>&1; then
   CMAKE_ARGS+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
-cmake "${CMAKE_ARGS[@]}" >"$BUILD.configure.log" 2>&1 || { cat "$BUILD.configure.log"; die "configure"; }
-grep -q "CUDA: static runtime" "$BUILD.configure.log" || die "configure did not take the static runtime (CUDA not found?)"
+mkdir -p "$BUILD"
+cmake "${CMAKE_ARGS[@]}" >"$BUILD/pack-configure.log" 2>&1 || { cat "$BUILD/pack-configure.log"; die "configure"; }
+grep -q "CUDA: static runtime" "$BUILD/pack-configure.log" || die "configure did not take the static runtime (CUDA not found?)"
 cmake --build "$BUILD" -j "$JOBS" --target chunkscope chunkscope_tests || die "build"
 
 rm -rf "$PACK"
@@ -119,7 +120,7 @@ GLIBC_LINES=$(
   done
 )
 GLIBC_MAX=$(echo "$GLIBC_LINES" | awk '{ print $2 }' | grep -v none | sort -uV | tail -n 1)
-CUDA_VERSION=$(grep -m1 -oE 'CUDA: ON \([0-9.]+' "$BUILD.configure.log" | grep -oE '[0-9.]+$' || echo unknown)
+CUDA_VERSION=$(grep -m1 -oE 'CUDA: ON \([0-9.]+' "$BUILD/pack-configure.log" | grep -oE '[0-9.]+$' || echo unknown)
 {
   echo "commit: $COMMIT"
   echo "dirty: $([ "$DIRTY" = 0 ] && echo no || echo "yes ($DIRTY paths differ from the commit; the source hash covers them)")"
@@ -161,19 +162,19 @@ else
   out=$(cd / && inroot /pack/chunkscope --version 2>&1) || die "chunkscope --version in the bare root: $out"
   say "bare root: $out"
   echo "$out" | grep -q "${COMMIT:0:12}" || die "the packed binary says '$out', not commit ${COMMIT:0:12}"
-  if ! (cd / && inroot /pack/tests/chunkscope_tests -tc="$BARE_TESTS" >"$BUILD.bare-tests.log" 2>&1); then
-    tail -n 30 "$BUILD.bare-tests.log"
-    die "CPU-only tests in the bare root (log: $BUILD.bare-tests.log)"
+  if ! (cd / && inroot /pack/tests/chunkscope_tests -tc="$BARE_TESTS" >"$BUILD/pack-bare-tests.log" 2>&1); then
+    tail -n 30 "$BUILD/pack-bare-tests.log"
+    die "CPU-only tests in the bare root (log: $BUILD/pack-bare-tests.log)"
   fi
-  say "bare root: $(grep -E '^\[doctest\] test cases' "$BUILD.bare-tests.log")"
-  passed=$(grep -E '^\[doctest\] test cases' "$BUILD.bare-tests.log" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
+  say "bare root: $(grep -E '^\[doctest\] test cases' "$BUILD/pack-bare-tests.log")"
+  passed=$(grep -E '^\[doctest\] test cases' "$BUILD/pack-bare-tests.log" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
   [ "${passed:-0}" -ge "$BARE_MIN_CASES" ] || die "only ${passed:-0} CPU-only test cases ran in the bare root (expected at least $BARE_MIN_CASES)"
   out=$(cd / && env -i NVTX_INJECTION64_PATH=/pack/tools/libnvtx_count.so "$CHROOT" "$BARE" /pack/tools/nvtx_selftest 2>&1) ||
     die "NVTX self-test in the bare root: $out"
   echo "$out" | grep -q "nvtx_count: pushes=5 pops=5 max_depth=2 names=outer:3,inner:2" ||
     die "NVTX injection counted something else than the self-test pushed: $out"
   say "bare root: NVTX injection counts the self-test's 5 ranges"
-  sed -i "s/^bare_root_test: pending$/bare_root_test: passed $(date -u +%Y-%m-%dT%H:%M:%SZ): --version, $(grep -oE '[0-9]+ passed' "$BUILD.bare-tests.log" | head -n 1) CPU-only test cases, NVTX self-test/" "$PACK/MANIFEST"
+  sed -i "s/^bare_root_test: pending$/bare_root_test: passed $(date -u +%Y-%m-%dT%H:%M:%SZ): --version, $(grep -oE '[0-9]+ passed' "$BUILD/pack-bare-tests.log" | head -n 1) CPU-only test cases, NVTX self-test/" "$PACK/MANIFEST"
 fi
 
 say "$(du -sh "$PACK" | cut -f1) in $PACK ($(ls "$PACK/lib" | wc -l) libraries), needs GLIBC up to $GLIBC_MAX"
