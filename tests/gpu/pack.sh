@@ -13,7 +13,8 @@
 #   chunkscope, tests/chunkscope_tests  built with -DCHUNKSCOPE_STATIC_RUNTIME=ON: the CUDA
 #                runtime (cudart_static), libstdc++ and libgcc are linked in, fmt is
 #                header-only; stripped; the same layout as a build folder (the tests find
-#                ../chunkscope beside them)
+#                ../chunkscope beside them); an RPATH ($ORIGIN/lib, $ORIGIN/../lib)
+#                finds lib/ without LD_LIBRARY_PATH
 #   lib/         the shared libraries that cannot be linked statically (libsndfile and its
 #                codecs, PortAudio with ALSA and JACK, ...), and what they need in turn
 #                (libjack is C++: it brings libstdc++ and libgcc_s). Never the C library
@@ -30,7 +31,7 @@
 #
 # Before calling the pack good it is tested in a bare root: a temporary folder holding only
 # the C library pieces copied from this machine (ld-linux, libc, libm, libpthread, libdl,
-# librt) and the pack, where `chroot` runs `chunkscope --version`, the CPU-only tests and
+# librt), a /proc and the pack, where `chroot` runs `chunkscope --version`, the CPU-only tests and
 # the NVTX self-test (needs root; NO_CHROOT=1 skips it and says so in the manifest).
 # Exit status: 0 packed and tested; 1 a step failed (the pack is removed).
 set -euo pipefail
@@ -101,6 +102,9 @@ for bin in "$PACK/chunkscope" "$PACK/tests/chunkscope_tests" "$PACK/tools/libnvt
 done | sort -u | while read -r lib; do
   is_system_lib "$(basename "$lib")" || cp -L "$lib" "$PACK/lib/"
 done
+for bin in "$PACK/chunkscope" "$PACK/tests/chunkscope_tests"; do
+  objdump -p "$bin" | grep -E '^ *RPATH .*\$ORIGIN' >/dev/null || die "$(basename "$bin") has no \$ORIGIN RPATH"
+done
 # The packed binaries themselves must not need the C++ runtime or the CUDA runtime as .so.
 for bin in "$PACK/chunkscope" "$PACK/tests/chunkscope_tests" "$PACK/tools/libnvtx_count.so" "$PACK/tools/nvtx_selftest"; do
   needed=$(objdump -p "$bin" | awk '/NEEDED/ { print $2 }')
@@ -148,8 +152,10 @@ if [ "${NO_CHROOT:-0}" = 1 ]; then
 else
   [ "$(id -u)" = 0 ] || die "the bare-root test needs root for chroot (or NO_CHROOT=1)"
   BARE=$(mktemp -d)
-  trap 'rm -f "$SOURCES_TMP"; rm -rf "$BARE"' EXIT
-  mkdir -p "$BARE/lib64" "$BARE/lib/x86_64-linux-gnu" "$BARE/tmp"
+  trap 'rm -f "$SOURCES_TMP"; umount "$BARE/proc" 2>/dev/null; rm -rf --one-file-system "$BARE"' EXIT
+  mkdir -p "$BARE/lib64" "$BARE/lib/x86_64-linux-gnu" "$BARE/tmp" "$BARE/proc"
+  # /proc, as every machine has it: the loader resolves $ORIGIN through /proc/self/exe.
+  mount -t proc proc "$BARE/proc" || die "cannot mount /proc in the bare root"
   chmod 1777 "$BARE/tmp"
   cp -L /lib64/ld-linux-x86-64.so.2 "$BARE/lib64/"
   for l in ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1; do
@@ -157,8 +163,8 @@ else
   done
   cp -a "$PACK" "$BARE/pack"
   CHROOT=$(command -v chroot) || die "no chroot on this machine (or NO_CHROOT=1)"
-  inroot() { env -i LD_LIBRARY_PATH=/pack/lib HOME=/tmp TMPDIR=/tmp "$CHROOT" "$BARE" "$@"; }
-  say "bare root: $(cd "$BARE" && find . -type f | grep -v '^./pack/' | sort | tr '\n' ' ')"
+  inroot() { env -i HOME=/tmp TMPDIR=/tmp "$CHROOT" "$BARE" "$@"; }  # no LD_LIBRARY_PATH: the RPATH finds /pack/lib
+  say "bare root: $(cd "$BARE" && find . -path ./proc -prune -o -type f -print | grep -v '^./pack/' | sort | tr '\n' ' ')+ /proc"
   out=$(cd / && inroot /pack/chunkscope --version 2>&1) || die "chunkscope --version in the bare root: $out"
   say "bare root: $out"
   echo "$out" | grep -q "${COMMIT:0:12}" || die "the packed binary says '$out', not commit ${COMMIT:0:12}"
