@@ -43,11 +43,11 @@ inline constexpr int kWindow = 32;                     // samples per prefetch w
 static_assert(kWindow == kLanes, "a prefetch window holds one sample per lane");
 
 /// Whether a block of B samples per step fits the kernel: a power of two that divides the
-/// prefetch window, so a step's block never straddles two windows. RT safe.
+/// prefetch window, so a step's block never straddles two windows. No allocation, does not block.
 constexpr bool supported_block(int b) noexcept { return b >= 1 && b <= kWindow && (kWindow % b) == 0; }
 
 /// Whether a chunk of `frames` needs the per-sample tail guards (its last block is short).
-/// When false the kernel runs the uniform full-block path. RT safe.
+/// When false the kernel runs the uniform full-block path. No allocation, does not block.
 constexpr bool needs_tail_guards(int frames, int b) noexcept { return b > 0 && frames % b != 0; }
 
 /// One lane's registers during a pass.
@@ -62,7 +62,7 @@ struct LaneRegs {
 };
 
 /// Sample `frame` of channel `ch` of interleaved [frame][channel] data, or 0 past the
-/// chunk's end. RT safe.
+/// chunk's end. No allocation, does not block.
 template <class T>
 CS_HD T load_sample(const T* data, int frame, int frames, int channels, int ch) {
   return frame < frames ? data[static_cast<long long>(frame) * channels + ch] : T(0);
@@ -71,7 +71,8 @@ CS_HD T load_sample(const T* data, int frame, int frames, int channels, int ch) 
 /// One pass over sections [sec0, sec0 + 32) of the cascade for channel `ch`, in place on
 /// `data`; the pass's sections' state read at the start and written back at the end.
 /// `Tail`: keep the per-sample guards for a short last block (needs_tail_guards); without
-/// them every block must be full. RT safe: no allocation, no blocking.
+/// them every block must be full. No allocation, does not block (the warp sync at the end
+/// of the pass waits only for the warp's own lanes).
 template <class T, int B, bool Tail, class Warp>
 CS_HD void cascade_pass(Warp& w, T* data, int frames, int channels, int ch, const T* coef, int sections, T* state,
                         int sec0) {
@@ -151,7 +152,7 @@ CS_HD void cascade_pass(Warp& w, T* data, int frames, int channels, int ch, cons
 
 /// The whole cascade of `sections` for channel `ch`: passes of up to 32 sections, in place.
 /// The layout of data, coef and state is launch_sos_cascade's (kernels/sos_kernels.cuh).
-/// RT safe: no allocation, no blocking.
+/// No allocation, does not block.
 template <class T, int B, bool Tail, class Warp>
 CS_HD void cascade_channel(Warp& w, T* data, int frames, int channels, int ch, const T* coef, int sections,
                            T* state) {
@@ -163,36 +164,36 @@ CS_HD void cascade_channel(Warp& w, T* data, int frames, int channels, int ch, c
 
 #if !defined(__CUDA_ARCH__)
 /// 32 lanes run in lockstep on the CPU: each() visits lane 0 to 31 in turn, a shuffle reads
-/// every lane's value before it writes any. Host code; RT safe: no allocation (the lanes'
+/// every lane's value before it writes any. Host code; no allocation (the lanes'
 /// registers are members), no blocking.
 template <class T, int B>
 class EmulatedWarp {
  public:
   using R = LaneRegs<T, B>;
 
-  /// RT safe.
+  /// No allocation, does not block.
   EmulatedWarp() noexcept {
     for (int l = 0; l < kLanes; ++l) regs_[l].lane = l;
   }
-  /// f(lane) on every lane. RT safe.
+  /// f(lane) on every lane. No allocation, does not block.
   template <class F>
   void each(F&& f) {
     for (auto& r : regs_) f(r);
   }
-  /// As __shfl_up_sync(full, v, 1). RT safe.
+  /// As __shfl_up_sync(full, v, 1). No allocation, does not block.
   template <class Get, class Put>
   void shfl_up(Get&& get, Put&& put) {
     T v[kLanes];
     for (int l = 0; l < kLanes; ++l) v[l] = get(static_cast<const R&>(regs_[l]));
     for (int l = 0; l < kLanes; ++l) put(regs_[l], v[l > 0 ? l - 1 : l]);
   }
-  /// As __shfl_sync(full, v, src) with the same src on every lane. RT safe.
+  /// As __shfl_sync(full, v, src) with the same src on every lane. No allocation, does not block.
   template <class Get, class Put>
   void shfl(Get&& get, int src, Put&& put) {
     const T v = get(static_cast<const R&>(regs_[src & (kLanes - 1)]));
     for (auto& r : regs_) put(r, v);
   }
-  /// Lockstep lanes are always in sync. RT safe.
+  /// Lockstep lanes are always in sync: nothing to wait for. No allocation, does not block.
   void sync() noexcept {}
 
  private:
@@ -200,7 +201,7 @@ class EmulatedWarp {
 };
 
 /// Runs what the kernel's launch does (one warp per channel, in turn) through EmulatedWarp.
-/// Host code; RT safe: no allocation, no blocking.
+/// Host code; no allocation, does not block.
 template <class T, int B>
 void emulate_cascade(T* data, int frames, int channels, const T* coef, int sections, T* state, bool tail_guards) {
   for (int ch = 0; ch < channels; ++ch) {
