@@ -43,9 +43,9 @@
 #
 # Usage: tests/gpu/check.sh OUT_DIR [BUILD_DIR]
 #   OUT_DIR    where logs, test output, JSON reports and summary.txt go (created)
-#   BUILD_DIR  build folder (default: gpu-pack/ when it holds prebuilt binaries, made by
-#              tests/gpu/pack.sh on a build machine; else build-gpu-check in the source
-#              tree, configured and built here)
+#   BUILD_DIR  a pack (a folder with a MANIFEST, made by tests/gpu/pack.sh) or a build
+#              folder to configure and build here (default: gpu-pack/ when it holds
+#              prebuilt binaries, else build-gpu-check in the source tree)
 # A GPU machine without the project's Debian libraries cannot build: make the pack on a
 # build machine (tests/gpu/pack.sh, after committing) and carry gpu-pack/ with the tree.
 # Environment: JOBS (build parallelism, default: all cores), CUDA_ARCHS (default: the
@@ -61,7 +61,8 @@ OUT=$1
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PACKED=0
 if [ $# -ge 2 ]; then
-  BUILD=$2
+  BUILD=$(cd "$2" 2>/dev/null && pwd || echo "$2")
+  [ -f "$BUILD/MANIFEST" ] && PACKED=1  # a pack given by name
 elif [ -x "$ROOT/gpu-pack/chunkscope" ] && [ -x "$ROOT/gpu-pack/tests/chunkscope_tests" ]; then
   BUILD=$ROOT/gpu-pack
   PACKED=1  # the packed binaries find gpu-pack/lib by their RPATH ($ORIGIN/lib)
