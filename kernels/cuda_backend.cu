@@ -47,54 +47,54 @@ constexpr int kEvents = 4;  // before H2D, after H2D, after the kernels, after D
 
 class CudaBackend final : public Backend {
  public:
-  /// Not RT safe.
+  /// [no-alloc, no-block]
   explicit CudaBackend(const CudaOptions& opt) : opt_(opt) { err_[0] = '\0'; }
-  /// Releases every CUDA resource. Not RT safe.
+  /// Releases every CUDA resource. [no-alloc, blocks]
   ~CudaBackend() override { release(); }
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
 
-  /// RT safe.
+  /// [no-alloc, no-block]
   const char* name() const noexcept override { return "cuda"; }
-  /// RT safe.
+  /// [no-alloc, no-block]
   const char* mode() const noexcept override { return cuda_mode_name(opt_.mode); }
-  /// Allocates device, pinned and graph resources. Not RT safe.
+  /// Allocates device, pinned and graph resources. [allocates, blocks]
   Status prepare(const ProcessSpec& spec, const ChainLayout& layout) override;
-  /// RT safe on the eager and replay routes (no allocation by this code; the CUDA runtime
+  /// [no-alloc, blocks] On the eager and replay routes (no allocation by this code; the CUDA runtime
   /// sets up per-thread state on a thread's first call). A recapture (graph mode with
-  /// recapture_on_shape_change) is not RT safe: the driver allocates the new graph.
+  /// recapture_on_shape_change) is [allocates, blocks]: the driver allocates the new graph.
   Status process(AudioView io, ProcessStats* stats) noexcept override;
-  /// Zeroes the device state and the counters (waits for the stream). RT safe: no allocation.
+  /// Zeroes the device state and the counters (waits for the stream). [no-alloc, blocks]
   void reset() noexcept override;
-  /// RT safe.
+  /// [no-alloc, no-block]
   BackendCounters counters() const noexcept override { return counters_; }
-  /// RT safe.
+  /// [no-alloc, no-block]
   std::size_t state_values() const noexcept override { return state_len_; }
-  /// RT safe.
+  /// [no-alloc, no-block]
   const char* last_error() const noexcept override { return err_; }
 
  private:
   using Step = StepLayout;  // offsets into d_coef_ and d_state_
 
   // Enqueues H2D, the kernels and D2H for `frames`; with `ev`, records the timing events
-  // (as graph nodes when `capturing`). RT safe: no host allocation.
+  // (as graph nodes when `capturing`). [no-alloc, no-block] No host allocation.
   cudaError_t enqueue_chunk(int frames, const cudaEvent_t* ev, bool capturing, const char** what) noexcept;
   template <class T>
   cudaError_t enqueue_kernels(int frames, const char** what) noexcept;
-  // CudaGraphRunner callback. RT safe.
+  // CudaGraphRunner callback. [no-alloc, no-block]
   static cudaError_t enqueue_captured(void* self, cudaStream_t stream, int frames, const char** what) noexcept;
-  // Reads the three stage times from `ev` into `st`. RT safe.
+  // Reads the three stage times from `ev` into `st`. [no-alloc, blocks] Event queries after the stream was synchronised.
   cudaError_t read_timers(const cudaEvent_t* ev, ProcessStats& st) noexcept;
-  // Binds device 0 to the calling thread once per thread. RT safe (see process()).
+  // Binds device 0 to the calling thread once per thread. [no-alloc, no-block] (see process())
   cudaError_t ensure_device() noexcept;
-  // Captures a graph for `frames` into `runner`, with the error text on failure. Not RT safe.
+  // Captures a graph for `frames` into `runner`, with the error text on failure. [allocates, blocks]
   Status capture_into(CudaGraphRunner& runner, int frames) noexcept;
-  // Stores "what: CUDA error text" for last_error() and returns `s`. RT safe.
+  // Stores "what: CUDA error text" for last_error() and returns `s`. [no-alloc, no-block]
   Status fail(Status s, const char* what, cudaError_t e) noexcept;
-  /// fail() for an error in the middle of a chunk: drains the stream first. RT safe (error path).
+  /// fail() for an error in the middle of a chunk: drains the stream first. [no-alloc, blocks] (error path)
   Status fail_chunk(const char* what, cudaError_t e) noexcept;
   void set_error(const char* a, const char* b = nullptr, const char* c = nullptr, const char* d = nullptr) noexcept;
-  // Frees everything prepare allocated. Not RT safe.
+  // Frees everything prepare allocated. [no-alloc, blocks]
   void release() noexcept;
 
   CudaOptions opt_;
@@ -482,7 +482,7 @@ void CudaBackend::reset() noexcept {
 
 }  // namespace
 
-// Not RT safe: probes the device and prepares the backend (allocates).
+// [allocates, blocks] Probes the device and prepares the backend.
 std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& opt, const ChainLayout& layout, const ProcessSpec& spec,
                                            std::string* error) {
   try {

@@ -7,10 +7,10 @@
 
 namespace chunkscope {
 
-// RT safe.
+// [no-alloc, no-block]
 bool cuda_built() noexcept { return true; }
 
-// Not RT safe: initialises the CUDA runtime and allocates strings.
+// [allocates, blocks] Initialises the CUDA runtime and allocates strings.
 GpuInfo probe_gpu() {
   GpuInfo g;
   int n = 0;

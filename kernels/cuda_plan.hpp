@@ -2,7 +2,7 @@
 // Host-side decisions of the CUDA backend, kept free of CUDA headers so that they are
 // compiled and tested in every build: the kernel layout for a (frames, channels, sections)
 // shape, how a chunk is routed in graph mode when its frame count changes, and how many
-// launches a chunk costs. Everything here is constexpr arithmetic. RT safe: no allocation.
+// launches a chunk costs. Everything here is constexpr arithmetic. [no-alloc, no-block]
 #include <cstdint>
 
 namespace chunkscope::cuda_plan {
@@ -43,7 +43,7 @@ struct SosLayout {
 };
 
 /// Estimated cycles for one channel of a cascade of `sections` over `frames` samples with
-/// B = `samples_per_step`. RT safe.
+/// B = `samples_per_step`. [no-alloc, no-block]
 constexpr std::int64_t pipeline_cycles(int frames, int sections, int samples_per_step) noexcept {
   if (frames <= 0 || sections <= 0 || samples_per_step <= 0) return 0;
   const std::int64_t blocks = (frames + samples_per_step - 1) / samples_per_step;
@@ -57,7 +57,7 @@ constexpr std::int64_t pipeline_cycles(int frames, int sections, int samples_per
 }
 
 /// The layout for one cascade step over a chunk of `frames` x `channels` with `sections`
-/// sections: the cheapest B by the cost model (ties go to the smaller B). RT safe.
+/// sections: the cheapest B by the cost model (ties go to the smaller B). [no-alloc, no-block]
 constexpr SosLayout choose_sos_layout(int frames, int channels, int sections) noexcept {
   SosLayout l;
   l.lanes = sections < 1 ? 1 : (sections < kWarpLanes ? sections : kWarpLanes);
@@ -85,7 +85,7 @@ enum class Route : std::uint8_t {
   eager_fallback,   // graph mode: no graph for this frame count; run the steps eagerly
 };
 
-/// Short name of a route. RT safe.
+/// Short name of a route. [no-alloc, no-block]
 constexpr const char* route_name(Route r) noexcept {
   switch (r) {
     case Route::eager: return "eager";
@@ -99,7 +99,7 @@ constexpr const char* route_name(Route r) noexcept {
 /// Routes a chunk of `frames`. `graph_mode`: CudaOptions::Mode::graph. `captured_frames`:
 /// the shape captured at prepare time (the prepared max_frames); `alt_frames`: the shape
 /// of the one extra graph kept for another frame count (0 = none); `recapture`:
-/// CudaOptions::recapture_on_shape_change. RT safe.
+/// CudaOptions::recapture_on_shape_change. [no-alloc, no-block]
 constexpr Route route_chunk(bool graph_mode, int captured_frames, int alt_frames, int frames,
                             bool recapture) noexcept {
   if (!graph_mode) return Route::eager;
@@ -108,14 +108,14 @@ constexpr Route route_chunk(bool graph_mode, int captured_frames, int alt_frames
 }
 
 /// Launches one chunk costs on a route (ProcessStats::launches): one per cascade step when
-/// run eagerly, one graph launch when replayed. A chunk of 0 frames launches nothing. RT safe.
+/// run eagerly, one graph launch when replayed. A chunk of 0 frames launches nothing. [no-alloc, no-block]
 constexpr std::uint32_t launches_for(Route r, std::uint32_t cascade_steps, int frames) noexcept {
   if (frames <= 0) return 0;
   return (r == Route::eager || r == Route::eager_fallback) ? cascade_steps : 1u;
 }
 
 /// Whether a chunk counts as a shape change: its frame count differs from the previous
-/// chunk's (the first chunk is compared with the prepared max_frames). RT safe.
+/// chunk's (the first chunk is compared with the prepared max_frames). [no-alloc, no-block]
 constexpr bool is_shape_change(int previous_frames, int frames) noexcept { return frames != previous_frames; }
 
 }  // namespace chunkscope::cuda_plan

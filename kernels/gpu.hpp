@@ -18,9 +18,11 @@ struct GpuInfo {
 };
 
 /// Looks for a usable CUDA device. Never throws.
+/// [no-alloc, no-block]
 GpuInfo probe_gpu();
 
 /// True when this build contains the CUDA backend. Never throws.
+/// [no-alloc, no-block]
 bool cuda_built() noexcept;
 
 /// How the CUDA backend runs a chunk.
@@ -33,13 +35,14 @@ struct CudaOptions {
 };
 
 /// "eager" / "graph".
+/// [no-alloc, no-block]
 inline const char* cuda_mode_name(CudaOptions::Mode m) noexcept {
   return m == CudaOptions::Mode::graph ? "graph" : "eager";
 }
 
 /// A CUDA backend prepared for the laid-out chain and `spec` (prepare() already called and succeeded),
 /// or nullptr with *error set to one line naming the reason (no device, CUDA error text,
-/// built without CUDA, capture or instantiate failure). Never throws. Not RT safe.
+/// built without CUDA, capture or instantiate failure). Never throws. [allocates, blocks]
 std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& opt, const ChainLayout& layout, const ProcessSpec& spec,
                                            std::string* error);
 

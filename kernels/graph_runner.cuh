@@ -20,7 +20,7 @@ class CudaGraphRunner {
   using EnqueueFn = cudaError_t (*)(void* ctx, cudaStream_t stream, int frames, const char** what) noexcept;
 
   CudaGraphRunner() = default;
-  /// Destroys the graph. Not RT safe.
+  /// Destroys the graph. [no-alloc, blocks]
   ~CudaGraphRunner() { destroy(); }
   CudaGraphRunner(const CudaGraphRunner&) = delete;
   CudaGraphRunner& operator=(const CudaGraphRunner&) = delete;
@@ -29,20 +29,20 @@ class CudaGraphRunner {
   /// instantiates it and uploads it, replacing any previous graph. On failure the runner is
   /// empty, the stream has left capture mode, and *what names the step that failed
   /// ("cudaStreamBeginCapture", the enqueued call, "cudaStreamEndCapture",
-  /// "cudaGraphInstantiate", "cudaGraphUpload"). Not RT safe: the driver allocates.
+  /// "cudaGraphInstantiate", "cudaGraphUpload"). [allocates, blocks] The driver allocates.
   cudaError_t capture(cudaStream_t stream, int frames, EnqueueFn enqueue, void* ctx, const char** what) noexcept;
 
-  /// One graph launch on `stream`. RT safe: no host allocation by this code.
+  /// One graph launch on `stream`. [no-alloc, no-block] No host allocation by this code.
   cudaError_t launch(cudaStream_t stream) noexcept;
 
-  /// Releases the graph and its executable. Not RT safe.
+  /// Releases the graph and its executable. [no-alloc, blocks]
   void destroy() noexcept;
 
-  /// True when a graph is instantiated. RT safe.
+  /// True when a graph is instantiated. [no-alloc, no-block]
   bool ready() const noexcept { return exec_ != nullptr; }
-  /// Frame count the graph was captured for (0 when empty). RT safe.
+  /// Frame count the graph was captured for (0 when empty). [no-alloc, no-block]
   int frames() const noexcept { return exec_ ? frames_ : 0; }
-  /// Nodes in the captured graph (0 when empty). Not RT safe.
+  /// Nodes in the captured graph (0 when empty). [no-alloc, blocks] Asks the driver.
   std::size_t nodes() const noexcept;
 
  private:

@@ -14,7 +14,7 @@ namespace chunkscope {
 ///   d_coef   `sections` x {b0, b1, b2, a1, a2} (a0 = 1)
 ///   d_state  2 x `sections` rows of `channels` values: row 2s holds s1 and row 2s+1 s2 of
 ///            section s (the CPU backend's layout)
-/// Returns the launch error (cudaSuccess when enqueued). RT safe: no host allocation; safe
+/// Returns the launch error (cudaSuccess when enqueued). [no-alloc, no-block] No host allocation; safe
 /// to call during stream capture.
 template <class T>
 cudaError_t launch_sos_cascade(cudaStream_t stream, const cuda_plan::SosLayout& layout, T* d_data, int frames,
