@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -418,26 +419,30 @@ TEST_CASE("html diagnosis: evidence values carry the unit their name gives") {
 }
 
 TEST_CASE("html compare: each variant's misses, drops and verdict are on the page, as in the terminal summary") {
-  json c = compare_json(fixture::make_run_report(), gpu_run_json());
-  c["summary"] = json::array();
-  c["summary"].push_back(
-      {{"variant", "cpu:fused"}, {"latency_p95_ns", 80000}, {"misses", 0}, {"drops", 0}, {"realtime_safe", true}});
-  c["summary"].push_back(
-      {{"variant", "cuda:graph"}, {"latency_p95_ns", 90000}, {"misses", 3}, {"drops", 2}, {"realtime_safe", false}});
-  c["summary"].push_back({{"variant", "cuda:max"}, {"latency_p95_ns", 70000}, {"misses", 0}, {"drops", 0}});
-  const std::string html = chunkscope::render_html(chunkscope::compare_report_from_json(c));
+  auto c = chunkscope::compare_report_from_json(compare_json(fixture::make_run_report(), gpu_run_json()));
+  auto row = [](const char* v, std::uint64_t misses, std::uint64_t drops, std::optional<bool> safe) {
+    chunkscope::CompareSummary s;
+    s.variant = v;
+    s.latency_p95_ns = 80000;
+    s.misses = misses;
+    s.drops = drops;
+    s.realtime_safe = safe;
+    return s;
+  };
+  c.summary = {row("cpu:fused", 0, 0, true), row("cuda:graph", 3, 2, false), row("cuda:max", 0, 0, std::nullopt)};
+  const std::string html = chunkscope::render_html(c);
   const auto at = html.find("<table class=\"summary\">");
   REQUIRE(at != std::string::npos);
   const std::string sum = html.substr(at, html.find("</table>", at) - at);
   CAPTURE(sum);
   CHECK(has(sum, "<th class=\"n\">misses</th><th class=\"n\">drops</th><th>verdict</th>"));
-  const auto row = [&](const std::string& v) {
+  const auto row_of = [&](const std::string& v) {
     const auto b = sum.find("<tr><td>" + v + "</td>");
     return b == std::string::npos ? std::string() : sum.substr(b, sum.find("</tr>", b) - b);
   };
-  CHECK(has(row("cpu:fused"), "<td class=\"n\">0</td><td class=\"n\">0</td><td class=\"ok\">real-time safe</td>"));
-  CHECK(has(row("cuda:graph"), "<td class=\"n\">3</td><td class=\"n\">2</td><td class=\"bad\">NOT safe</td>"));
-  CHECK(has(row("cuda:max"), "<td class=\"none\">throughput only</td>"));
+  CHECK(has(row_of("cpu:fused"), "<td class=\"n\">0</td><td class=\"n\">0</td><td class=\"ok\">real-time safe</td>"));
+  CHECK(has(row_of("cuda:graph"), "<td class=\"n\">3</td><td class=\"n\">2</td><td class=\"bad\">NOT safe</td>"));
+  CHECK(has(row_of("cuda:max"), "<td class=\"none\">throughput only</td>"));
   // and each variant's own section says it too
   CHECK(count(html, "counted chunks missed the budget;") == 2);
 }
@@ -561,7 +566,9 @@ TEST_CASE("cadence: a compare report or a report without its cadence is refused 
   testutil::TempDir td;
   const std::string cmp = td.file("compare.json");
   write_text(cmp, compare_json(fixture::make_run_report(), gpu_run_json()).dump());
-  CHECK(has(input_error([&] { chunkscope::load_run_report(cmp); }), "name one variant"));
+  const std::string err = input_error([&] { chunkscope::load_run_report(cmp); });
+  CHECK(has(err, cmp + "#VARIANT"));
+  CHECK(has(err, "cpu:fused, cuda:graph"));
   CHECK(chunkscope::load_run_report(cmp + "#cuda:graph").workload.backend == "cuda");
   json j = fixture::make_run_report();
   j.erase("cadence");
