@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "src/render/html.hpp"
+#include "src/report/schema.hpp"
 #include "tests/report_fixture.hpp"
 #include "tests/test_util.hpp"
 
@@ -160,6 +161,36 @@ TEST_CASE("html in headless chromium: a million-chunk report loads without error
   o.spikes = {123456, 654321};
   o.spike_ns = 6e6;
   const std::string html = td.file("million.html");
-  write_text(html, chunkscope::render_html(fixture::make_run_report(o)));
+  write_text(html, chunkscope::render_html(chunkscope::run_report_from_json(fixture::make_run_report(o))));
   check_page(td, html, kRunPlots, true);
+}
+
+TEST_CASE("html in headless chromium: a compare report loads without errors and its plots have content") {
+  if (!chromium_installed()) {
+    MESSAGE("skipped: chromium is not installed (Debian package chromium)");
+    return;
+  }
+  testutil::TempDir td;
+  fixture::Options g;
+  g.backend = "cuda";
+  g.mode = "graph";
+  g.gpu_parts = true;
+  nlohmann::json c;
+  c["schema"] = "chunkscope.compare/1";
+  c["baseline"] = "cpu:fused";
+  c["rounds"] = 2;
+  c["variants"] = nlohmann::json::array();
+  c["variants"].push_back({{"name", "cpu:fused"}, {"available", true}, {"report", fixture::make_run_report()}});
+  c["variants"].push_back({{"name", "cuda:graph"}, {"available", true}, {"report", fixture::make_run_report(g)}});
+  const std::string html = td.file("compare.html");
+  auto cmp = chunkscope::compare_report_from_json(c);
+  for (const auto& v : cmp.variants) {
+    chunkscope::CompareSummary s;
+    s.variant = v.name;
+    s.latency_p95_ns = v.report->latency.p95;
+    s.realtime_safe = v.report->verdict.realtime_safe;
+    cmp.summary.push_back(s);
+  }
+  write_text(html, chunkscope::render_html(cmp));
+  check_page(td, html, {"plot-compare", "plot-compare-process", "plot-compare-percentiles"}, false);
 }

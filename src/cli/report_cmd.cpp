@@ -42,7 +42,7 @@ int run_report_command(const ReportCmdOptions& o) {
       else
         print_compare(text, std::get<CompareReport>(saved));
     }
-    if (!o.html.empty()) html = run ? render_html(to_json(*run)) : render_html(to_json(std::get<CompareReport>(saved)));
+    if (!o.html.empty()) html = render_html(saved);
   } catch (const InputError& e) {
     throw InputError(fmt::format("report '{}': {}", o.path, e.what()));
   } catch (const json::exception& e) {
@@ -78,7 +78,7 @@ int run_cadence_command(const std::string& path) {
                                  path));
   std::ostringstream text;
   try {
-    print_cadence(text, to_json(*run));
+    print_cadence(text, *run);
   } catch (const InputError& e) {
     throw InputError(fmt::format("report '{}': {}", path, e.what()));
   } catch (const json::exception& e) {

@@ -1,25 +1,23 @@
 #include "src/render/cadence_report.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <string>
 #include <vector>
 
-#include "src/errors.hpp"
-#include "src/report/report_json.hpp"
+#include "src/render/sections.hpp"
+#include "src/render/series_view.hpp"
 #include "src/report/format.hpp"
-#include "src/report/schema.hpp"
 
 namespace chunkscope {
 
-using nlohmann::json;
-using rj::hv;
-using rj::num;
-using rj::num_or;
-using rj::str_or;
-
 namespace {
+
+using render::PeriodPoint;
+using render::rank_percentile;
+using render::RunTiming;
 
 // A bin width in µs from the 1-2-5 series that splits `span_us` into at most `bins` bins.
 double bin_width_us(double span_us, int bins) {
@@ -34,179 +32,194 @@ std::string us(double ns) {
   return std::fabs(u) >= 100 ? fmt::format("{:.0f}", u) : fmt::format("{:.1f}", u);
 }
 
-void histogram(std::string& out, const std::vector<rj::PeriodPoint>& pts, double D) {
+std::string hist_line(const HistSummary& h) {
+  std::string s = fmt::format("min {}", fmt_time(static_cast<double>(h.min)));
+  for (int i = 0; i < kPctCount; ++i)
+    s += fmt::format(", {} {}", pct_label(static_cast<Pct>(i)), fmt_time(static_cast<double>(at(h, static_cast<Pct>(i)))));
+  return s + fmt::format(", max {}", fmt_time(static_cast<double>(h.max)));
+}
+
+// The bins of the histogram: the width follows the bulk (p10..p90 in about 8 bins); at
+// most 25 bins around the median cover p0.5..p99.5 and D when it is near; the rest goes
+// to two outer rows.
+struct Bins {
+  double start = 0, w = 1;
+  std::vector<std::uint64_t> n;
+  std::uint64_t below = 0, above = 0;
+};
+
+Bins bin_periods(const std::vector<std::int64_t>& v, double D) {
+  Bins b;
+  const double med = rank_percentile(v, 50);
+  b.w = bin_width_us(std::max(1.0, (rank_percentile(v, 90) - rank_percentile(v, 10)) / 1e3), 8) * 1e3;
+  double lo = std::max(rank_percentile(v, 0.5), med - 12 * b.w), hi = std::min(rank_percentile(v, 99.5), med + 12 * b.w);
+  if (D > 0 && D >= med - 12 * b.w && D <= med + 12 * b.w) {
+    lo = std::min(lo, D);
+    hi = std::max(hi, D);
+  }
+  b.start = std::floor(lo / b.w) * b.w;
+  const int nbins = std::max(1, static_cast<int>(std::floor((hi - b.start) / b.w)) + 1);
+  b.n.assign(static_cast<std::size_t>(nbins), 0);
+  for (auto x : v) {
+    const double k = std::floor((static_cast<double>(x) - b.start) / b.w);
+    if (k < 0)
+      ++b.below;
+    else if (k >= nbins)
+      ++b.above;
+    else
+      ++b.n[static_cast<std::size_t>(k)];
+  }
+  return b;
+}
+
+void histogram(std::string& out, const std::vector<PeriodPoint>& pts, double D) {
   std::vector<std::int64_t> v;
   v.reserve(pts.size());
   for (const auto& p : pts) v.push_back(p.period_ns);
   std::sort(v.begin(), v.end());
-  // the bin width follows the bulk (p10..p90 in about 8 bins); at most 25 bins around the
-  // median cover p0.5..p99.5 and D when it is near; the rest goes to two outer rows
-  const double med = rj::rank_percentile(v, 50);
-  const double w = bin_width_us(std::max(1.0, (rj::rank_percentile(v, 90) - rj::rank_percentile(v, 10)) / 1e3), 8) * 1e3;
-  double lo = std::max(rj::rank_percentile(v, 0.5), med - 12 * w), hi = std::min(rj::rank_percentile(v, 99.5), med + 12 * w);
-  if (D > 0 && D >= med - 12 * w && D <= med + 12 * w) {
-    lo = std::min(lo, D);
-    hi = std::max(hi, D);
-  }
-  const double start = std::floor(lo / w) * w;
-  const int nbins = std::max(1, static_cast<int>(std::floor((hi - start) / w)) + 1);
-  std::vector<std::uint64_t> bins(static_cast<std::size_t>(nbins), 0);
-  std::uint64_t below = 0, above = 0;
-  for (auto x : v) {
-    const double b = std::floor((static_cast<double>(x) - start) / w);
-    if (b < 0)
-      ++below;
-    else if (b >= nbins)
-      ++above;
-    else
-      ++bins[static_cast<std::size_t>(b)];
-  }
-  std::uint64_t most = std::max(below, above);
-  for (auto b : bins) most = std::max(most, b);
+  const Bins b = bin_periods(v, D);
+  const int nbins = static_cast<int>(b.n.size());
+  std::uint64_t most = std::max(b.below, b.above);
+  for (auto x : b.n) most = std::max(most, x);
   const int width = 40;
   auto bar = [&](std::uint64_t n) {
     const int len = most ? static_cast<int>(std::ceil(static_cast<double>(n) * width / static_cast<double>(most))) : 0;
     return std::string(static_cast<std::size_t>(len), '#') + std::string(static_cast<std::size_t>(width - len), ' ');
   };
-  const int dbin = D > 0 ? static_cast<int>(std::floor((D - start) / w)) : -1;
-  out += fmt::format("histogram  output period P in bins of {} µs ({} periods between counted chunks)\n", us(w), v.size());
-  if (below)
-    out += fmt::format("  {:>21} |{}| {:>8}   (min {} µs)\n", fmt::format("< {} µs", us(start)), bar(below), below,
+  const int dbin = D > 0 ? static_cast<int>(std::floor((D - b.start) / b.w)) : -1;
+  out += fmt::format("histogram  output period P in bins of {} µs ({} periods between counted chunks)\n", us(b.w), v.size());
+  if (b.below)
+    out += fmt::format("  {:>21} |{}| {:>8}   (min {} µs)\n", fmt::format("< {} µs", us(b.start)), bar(b.below), b.below,
                        us(static_cast<double>(v.front())));
   for (int i = 0; i < nbins; ++i) {
-    const double a = start + i * w;
-    out += fmt::format("  {:>21} |{}| {:>8}{}\n", fmt::format("{} .. {} µs", us(a), us(a + w)), bar(bins[static_cast<std::size_t>(i)]),
-                       bins[static_cast<std::size_t>(i)], i == dbin ? "   <- D" : "");
+    const double a = b.start + i * b.w;
+    out += fmt::format("  {:>21} |{}| {:>8}{}\n", fmt::format("{} .. {} µs", us(a), us(a + b.w)),
+                       bar(b.n[static_cast<std::size_t>(i)]), b.n[static_cast<std::size_t>(i)], i == dbin ? "   <- D" : "");
   }
-  if (above)
-    out += fmt::format("  {:>21} |{}| {:>8}   (max {} µs)\n", fmt::format(">= {} µs", us(start + nbins * w)), bar(above),
-                       above, us(static_cast<double>(v.back())));
+  if (b.above)
+    out += fmt::format("  {:>21} |{}| {:>8}   (max {} µs)\n", fmt::format(">= {} µs", us(b.start + nbins * b.w)), bar(b.above),
+                       b.above, us(static_cast<double>(v.back())));
+}
+
+void header(std::string& out, const RunReport& r, const RunTiming& t) {
+  const ReportWorkload& w = r.workload;
+  out += fmt::format("cadence    {}: {} -> {}, chunk {} frames at {:g} Hz, {} ch\n", w.command.empty() ? "run" : w.command,
+                     w.source.empty() ? "?" : w.source, w.sink.empty() ? "?" : w.sink, w.chunk_frames, w.rate, w.channels);
+  out += fmt::format("           D {}, margin {} = {}, budget B {}, {}\n", fmt_time(t.D),
+                     w.margin_text.empty() ? "-" : w.margin_text, fmt_time(t.m), fmt_time(t.B),
+                     t.paced ? "paced (absolute schedule)" : "--speed max (no schedule: the period measures throughput)");
+  const HistSummary& ph = r.cadence.period;
+  if (ph.has_data())
+    out += fmt::format("period     {} periods: {}\n", ph.count, hist_line(ph));
+  else
+    out += "period     - (fewer than two counted chunks)\n";
+}
+
+void regularity(std::string& out, const Cadence& c, const RunTiming& t) {
+  const auto& jit = c.jitter_p95_ns;
+  out +=
+      fmt::format("jitter     {}\n",
+                  jit ? fmt::format("p95 of abs(P - D) = {}{}", fmt_time(static_cast<double>(*jit)),
+                                    t.m > 0 ? fmt::format(" ({:.0f}% of the margin)", 100 * static_cast<double>(*jit) / t.m) : "")
+                      : std::string("- (no schedule)"));
+  const auto& drift = c.drift_ppm;
+  out += fmt::format("drift      {}\n",
+                     drift ? fmt::format("{:+.1f} ppm: the output {} real time by {:.3f} s per hour", *drift,
+                                         *drift >= 0 ? "falls behind" : "runs ahead of", std::fabs(*drift) * 3600e-6)
+                           : std::string("- (no schedule)"));
+  if (c.period.has_data()) out += fmt::format("rt factor  p95(P) / D = {:.3f}\n", c.realtime_factor);
+}
+
+void longest_gaps(std::string& out, const std::vector<PeriodPoint>& pts, const Cadence& c, double D) {
+  out += "longest gaps\n";
+  if (!pts.empty()) {
+    std::vector<PeriodPoint> top(pts);
+    const std::size_t k = std::min<std::size_t>(5, top.size());
+    std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(k), top.end(), [](const auto& a, const auto& b) {
+      return a.period_ns > b.period_ns || (a.period_ns == b.period_ns && a.seq < b.seq);
+    });
+    for (std::size_t i = 0; i < k; ++i)
+      out += fmt::format("  {}. {:>10}  ended by chunk {} at {:.3f} s{}\n", i + 1,
+                         fmt_time(static_cast<double>(top[i].period_ns)), top[i].seq, static_cast<double>(top[i].emit_ns) / 1e9,
+                         D > 0 ? fmt::format("  ({:.2f} D)", static_cast<double>(top[i].period_ns) / D) : "");
+  } else if (c.longest_gap.ns > 0) {
+    out += fmt::format("  1. {:>10}  ended by chunk {} at {:.3f} s  (only the longest is in a report without a series)\n",
+                       fmt_time(static_cast<double>(c.longest_gap.ns)), c.longest_gap.seq, c.longest_gap.at_s);
+  } else {
+    out += "  -\n";
+  }
+}
+
+// Late outputs (a period beyond D + margin would drain a sink buffer one margin deep),
+// misses and drops; returns the number of late outputs.
+std::uint64_t lateness(std::string& out, const RunReport& r, const std::vector<PeriodPoint>& pts, const RunTiming& t) {
+  std::uint64_t late = 0;
+  if (t.paced && t.D > 0 && !pts.empty()) {
+    std::string list;
+    for (const auto& p : pts)
+      if (static_cast<double>(p.period_ns) > t.D + t.m) {
+        if (late < 10) list += fmt::format("{}{}", late ? ", " : "", p.seq);
+        ++late;
+      }
+    out += fmt::format("late       {} output(s) with P > D + margin ({}){}\n", late, fmt_time(t.D + t.m),
+                       late ? ": chunks " + list + (late > 10 ? ", ..." : "") : "");
+  }
+  if (t.paced) out += fmt::format("misses     {} of {} counted chunks with latency L > B\n", r.counts.misses, r.counts.counted);
+  if (r.counts.drops > 0) out += fmt::format("drops      {} chunk(s) never reached the output\n", r.counts.drops);
+  return late;
+}
+
+void device_clock(std::string& out, const RunReport& r, double D) {
+  if (!r.device || !r.device->callback_period.has_data()) return;
+  const DeviceSection& d = *r.device;
+  const HistSummary& cb = d.callback_period;
+  const auto p50 = static_cast<double>(cb.p50);
+  out += fmt::format("device     callback period over {} callbacks: min {}, p50 {}, p95 {}, p99 {}, max {}{}\n", cb.count,
+                     fmt_time(static_cast<double>(cb.min)), fmt_time(p50), fmt_time(static_cast<double>(cb.p95)),
+                     fmt_time(static_cast<double>(cb.p99)), fmt_time(static_cast<double>(cb.max)),
+                     D > 0 ? fmt::format(" (p50 = {:.3f} D)", p50 / D) : "");
+  out += fmt::format("           xruns {}, underruns {}\n", d.xruns, d.underruns);
+}
+
+std::string verdict(const Cadence& c, const RunTiming& t, std::uint64_t late) {
+  const HistSummary& ph = c.period;
+  if (!ph.has_data()) return "no verdict: fewer than two counted chunks";
+  if (!t.paced)
+    return fmt::format("no schedule (--speed max): p95 period {} = {:.3f} x D, {}", fmt_time(static_cast<double>(ph.p95)),
+                       c.realtime_factor, c.realtime_factor <= 1 ? "faster than real time" : "slower than real time");
+  std::vector<std::string> bad;
+  const double gap = c.longest_gap.ns > 0 ? static_cast<double>(c.longest_gap.ns) : static_cast<double>(ph.max);
+  const auto& jit = c.jitter_p95_ns;
+  if (jit && static_cast<double>(*jit) > t.m)
+    bad.push_back(fmt::format("jitter p95 {} exceeds the margin {}", fmt_time(static_cast<double>(*jit)), fmt_time(t.m)));
+  if (gap > t.D + t.m)
+    bad.push_back(fmt::format("the longest gap {} exceeds D + margin {}{}", fmt_time(gap), fmt_time(t.D + t.m),
+                              late ? fmt::format(" ({} late outputs)", late) : ""));
+  if (c.drift_ppm && std::fabs(*c.drift_ppm) >= 500) bad.push_back(fmt::format("drift {:+.0f} ppm", *c.drift_ppm));
+  if (bad.empty())
+    return fmt::format("steady: jitter p95 {} within the margin {}, longest gap {} within D + margin {}",
+                       fmt_time(static_cast<double>(jit.value_or(0))), fmt_time(t.m), fmt_time(gap), fmt_time(t.D + t.m));
+  std::string s = "not steady: ";
+  for (std::size_t i = 0; i < bad.size(); ++i) s += (i ? "; " : "") + bad[i];
+  return s;
 }
 
 }  // namespace
 
-void print_cadence(std::ostream& os, const json& r) {
-  if (str_or(r, {"schema"}, "") == "chunkscope.compare/1")
-    throw InputError("a compare report holds one cadence per variant: save or pick one variant's report (variants[i].report)");
-  const json* cad = rj::find(r, {"cadence"});
-  if ((!cad || !cad->is_object()) && !rj::has_series(r)) throw InputError("the report has no cadence data (no \"cadence\" section)");
-  static const json empty = json::object();
-  const json& c = cad && cad->is_object() ? *cad : empty;
-
-  const double D = num_or(r, {"timing", "chunk_ns"}, 0);
-  const double B = num_or(r, {"timing", "budget_ns"}, 0);
-  const double m = num_or(r, {"workload", "margin", "ns"}, D - B);
-  const bool paced = rj::boolean(r, {"timing", "paced"}).value_or(false);
-  const std::string cmd = str_or(r, {"workload", "command"}, "run");
+void print_cadence(std::ostream& os, const RunReport& r) {
+  const RunTiming t = render::timing_of(r);
+  const auto pts = render::counted_periods(r.series);
   std::string out;
-  out += fmt::format("cadence    {}: {} -> {}, chunk {:.0f} frames at {:g} Hz, {:.0f} ch\n", cmd,
-                     str_or(r, {"workload", "source"}, "?"), str_or(r, {"workload", "sink"}, "?"),
-                     num_or(r, {"workload", "chunk_frames"}, 0), num_or(r, {"workload", "rate"}, 0),
-                     num_or(r, {"workload", "channels"}, 0));
-  out += fmt::format("           D {}, margin {} = {}, budget B {}, {}\n", fmt_time(D),
-                     str_or(r, {"workload", "margin", "text"}, "-"), fmt_time(m), fmt_time(B),
-                     paced ? "paced (absolute schedule)" : "--speed max (no schedule: the period measures throughput)");
-
-  const json* ph = rj::hist(c, {"period"});
-  if (ph) {
-    out += fmt::format("period     {:.0f} periods: min {}, p50 {}, p90 {}, p95 {}, p99 {}, p99.9 {}, max {}\n",
-                       num_or(*ph, {"count"}, 0), fmt_time(hv(ph, "min").value_or(0)), fmt_time(hv(ph, "p50").value_or(0)),
-                       fmt_time(hv(ph, "p90").value_or(0)), fmt_time(hv(ph, "p95").value_or(0)),
-                       fmt_time(hv(ph, "p99").value_or(0)), fmt_time(hv(ph, "p99_9").value_or(0)),
-                       fmt_time(hv(ph, "max").value_or(0)));
-  } else {
-    out += "period     - (fewer than two counted chunks)\n";
-  }
-
-  const auto pts = rj::counted_periods(r);
+  header(out, r, t);
   if (!pts.empty())
-    histogram(out, pts, D);
+    histogram(out, pts, t.D);
   else
     out += "histogram  - (needs the per-chunk series, which this report does not have)\n";
-
-  const auto jit = num(c, {"jitter_p95_ns"});
-  out += fmt::format("jitter     {}\n", jit ? fmt::format("p95 of abs(P - D) = {}{}", fmt_time(*jit),
-                                                          m > 0 ? fmt::format(" ({:.0f}% of the margin)", 100 * *jit / m) : "")
-                                            : std::string("- (no schedule)"));
-  const auto drift = num(c, {"drift_ppm"});
-  out += fmt::format("drift      {}\n", drift ? fmt::format("{:+.1f} ppm: the output {} real time by {:.3f} s per hour", *drift,
-                                                            *drift >= 0 ? "falls behind" : "runs ahead of",
-                                                            std::fabs(*drift) * 3600e-6)
-                                              : std::string("- (no schedule)"));
-  const auto rtf = num(c, {"realtime_factor"});
-  if (rtf) out += fmt::format("rt factor  p95(P) / D = {:.3f}\n", *rtf);
-
-  // the longest gaps
-  out += "longest gaps\n";
-  if (!pts.empty()) {
-    std::vector<rj::PeriodPoint> top(pts);
-    const std::size_t k = std::min<std::size_t>(5, top.size());
-    std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(k), top.end(),
-                      [](const auto& a, const auto& b) { return a.period_ns > b.period_ns || (a.period_ns == b.period_ns && a.seq < b.seq); });
-    for (std::size_t i = 0; i < k; ++i)
-      out += fmt::format("  {}. {:>10}  ended by chunk {} at {:.3f} s{}\n", i + 1, fmt_time(static_cast<double>(top[i].period_ns)),
-                         top[i].seq, static_cast<double>(top[i].emit_ns) / 1e9,
-                         D > 0 ? fmt::format("  ({:.2f} D)", static_cast<double>(top[i].period_ns) / D) : "");
-  } else if (const auto g = num(c, {"longest_gap", "ns"}); g && *g > 0) {
-    out += fmt::format("  1. {:>10}  ended by chunk {:.0f} at {:.3f} s  (only the longest is in a report without a series)\n",
-                       fmt_time(*g), num_or(c, {"longest_gap", "seq"}, 0), num_or(c, {"longest_gap", "at_s"}, 0));
-  } else {
-    out += "  -\n";
-  }
-
-  // late outputs: a period beyond D + margin would drain a sink buffer one margin deep
-  std::uint64_t late = 0;
-  std::string late_list;
-  if (paced && D > 0 && !pts.empty()) {
-    for (const auto& p : pts)
-      if (static_cast<double>(p.period_ns) > D + m) {
-        if (late < 10) late_list += fmt::format("{}{}", late ? ", " : "", p.seq);
-        ++late;
-      }
-    out += fmt::format("late       {} output(s) with P > D + margin ({}){}\n", late, fmt_time(D + m),
-                       late ? ": chunks " + late_list + (late > 10 ? ", ..." : "") : "");
-  }
-  const double misses = num_or(r, {"counts", "misses"}, 0), counted = num_or(r, {"counts", "counted"}, 0);
-  if (paced) out += fmt::format("misses     {:.0f} of {:.0f} counted chunks with latency L > B\n", misses, counted);
-  const double drops = num_or(r, {"counts", "drops"}, 0);
-  if (drops > 0) out += fmt::format("drops      {:.0f} chunk(s) never reached the output\n", drops);
-
-  // the device's own clock (monitor runs)
-  if (const json* cb = rj::hist(r, {"device", "callback_period"})) {
-    const double p50 = hv(cb, "p50").value_or(0);
-    out += fmt::format("device     callback period over {:.0f} callbacks: min {}, p50 {}, p95 {}, p99 {}, max {}{}\n",
-                       num_or(*cb, {"count"}, 0), fmt_time(hv(cb, "min").value_or(0)), fmt_time(p50),
-                       fmt_time(hv(cb, "p95").value_or(0)), fmt_time(hv(cb, "p99").value_or(0)),
-                       fmt_time(hv(cb, "max").value_or(0)),
-                       D > 0 ? fmt::format(" (p50 = {:.3f} D)", p50 / D) : "");
-    out += fmt::format("           xruns {:.0f}, underruns {:.0f}\n", num_or(r, {"device", "xruns"}, 0),
-                       num_or(r, {"device", "underruns"}, 0));
-  }
-
-  // verdict against D and the margin
-  std::string verdict;
-  if (!ph) {
-    verdict = "no verdict: fewer than two counted chunks";
-  } else if (!paced) {
-    verdict = fmt::format("no schedule (--speed max): p95 period {} = {:.3f} x D, {}", fmt_time(hv(ph, "p95").value_or(0)),
-                          rtf.value_or(0), rtf.value_or(0) <= 1 ? "faster than real time" : "slower than real time");
-  } else {
-    std::vector<std::string> bad;
-    const double gap = num_or(c, {"longest_gap", "ns"}, hv(ph, "max").value_or(0));
-    if (jit && *jit > m) bad.push_back(fmt::format("jitter p95 {} exceeds the margin {}", fmt_time(*jit), fmt_time(m)));
-    if (gap > D + m)
-      bad.push_back(fmt::format("the longest gap {} exceeds D + margin {}{}", fmt_time(gap), fmt_time(D + m),
-                                late ? fmt::format(" ({} late outputs)", late) : ""));
-    if (drift && std::fabs(*drift) >= 500) bad.push_back(fmt::format("drift {:+.0f} ppm", *drift));
-    if (bad.empty())
-      verdict = fmt::format("steady: jitter p95 {} within the margin {}, longest gap {} within D + margin {}",
-                            fmt_time(jit.value_or(0)), fmt_time(m), fmt_time(gap), fmt_time(D + m));
-    else {
-      verdict = "not steady: ";
-      for (std::size_t i = 0; i < bad.size(); ++i) verdict += (i ? "; " : "") + bad[i];
-    }
-  }
-  out += "verdict    " + verdict + "\n";
+  regularity(out, r.cadence, t);
+  longest_gaps(out, pts, r.cadence, t.D);
+  const std::uint64_t late = lateness(out, r, pts, t);
+  device_clock(out, r, t.D);
+  out += "verdict    " + verdict(r.cadence, t, late) + "\n";
   os << out;
 }
 

@@ -265,7 +265,7 @@ struct CompareVariant {
   std::optional<RunReport> report;
 };
 
-/// A row of the side-by-side table: one stage (stage key, part key or "latency") of one
+/// A row of the side-by-side table: one stage (stage key, part key or "end-to-end") of one
 /// variant, with ratios to the baseline (nullopt where the baseline has none or 0).
 struct CompareRow {
   std::string variant, stage;

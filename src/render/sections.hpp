@@ -1,0 +1,39 @@
+#pragma once
+// The parts of a page that the run page and the compare page share: the verdict box, the
+// headroom, the workload and environment tables, the stage table and the diagnosis.
+// Each returns HTML, with every text from the report escaped. Not real-time.
+#include <string>
+#include <vector>
+
+#include "src/report/model.hpp"
+
+namespace chunkscope::render {
+
+/// D, B and the margin of a run in ns, and whether it ran on a schedule.
+struct RunTiming {
+  double D = 0, B = 0, m = 0;
+  bool paced = false;
+  bool has_budget() const { return paced && B > 0; }
+};
+RunTiming timing_of(const RunReport& r);
+
+/// The verdict (green: real-time safe, red: not, grey: no deadline verdict), and a note
+/// when the run did not complete.
+std::string verdict_box(const RunReport& r);
+/// "Headroom B − L: p95 ..., p99 ..., max ..." or "" when the report has none.
+std::string headroom_line(const RunReport& r);
+/// The workload, environment and method tables under their headings.
+std::string workload_section(const RunReport& r);
+/// Count, min, percentiles, max and mean of every stage, part, the end-to-end latency,
+/// the engine overhead and the output period.
+std::string stage_table(const RunReport& r);
+/// Each finding with its severity, confidence, evidence table and next experiment.
+std::string diagnosis_section(const std::vector<Finding>& findings);
+
+/// An evidence value in the unit its name gives: *_ns a time (fmt_time), *_share and
+/// duty_cycle a percentage, *_ppm parts per million, *seconds* seconds, ratios
+/// (*_over_*, *factor*, *ratio*) with a ×, anything else a plain number (integers
+/// without a fraction or an exponent).
+std::string evidence_value(const std::string& name, double v);
+
+}  // namespace chunkscope::render
