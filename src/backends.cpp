@@ -27,6 +27,20 @@ std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& s
   return b;
 }
 
+const char* backend_name(BackendKind k) {
+  switch (k) {
+    case BackendKind::cpu: return "cpu";
+    case BackendKind::cuda: return "cuda";
+  }
+  return "?";
+}
+
+BackendKind parse_backend_kind(const std::string& s, const char* what) {
+  if (s == "cpu") return BackendKind::cpu;
+  if (s == "cuda") return BackendKind::cuda;
+  throw InputError(fmt::format("{}: '{}' is not cpu or cuda", what, s));
+}
+
 CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what) {
   if (s == "eager") return CudaOptions::Mode::eager;
   if (s == "graph") return CudaOptions::Mode::graph;
@@ -34,14 +48,16 @@ CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what) {
 }
 
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice, const Plan& plan, const ProcessSpec& spec) {
-  if (choice.backend == "cpu") return make_cpu_backend(plan, spec);
-  if (choice.backend == "cuda") {
-    std::string err;
-    auto b = make_cuda_backend(choice.cuda, lay_out_plan(plan, spec.channels), spec, &err);
-    if (!b) throw RuntimeFailure(fmt::format("--backend cuda: {}", err.empty() ? "unavailable" : err));
-    return b;
+  switch (choice.backend) {
+    case BackendKind::cpu: return make_cpu_backend(plan, spec);
+    case BackendKind::cuda: {
+      std::string err;
+      auto b = make_cuda_backend(choice.cuda, lay_out_plan(plan, spec.channels), spec, &err);
+      if (!b) throw RuntimeFailure(fmt::format("--backend cuda: {}", err.empty() ? "unavailable" : err));
+      return b;
+    }
   }
-  throw InputError(fmt::format("--backend: '{}' is not cpu or cuda", choice.backend));
+  throw RuntimeFailure("make_backend: unknown backend kind");
 }
 
 }  // namespace chunkscope

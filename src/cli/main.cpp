@@ -208,12 +208,13 @@ struct StreamCli {
   std::string gpu_timing = "on";
   std::string short_chunk = "eager";
   long long series_limit = 1 << 20;
+  std::string backend = "cpu";
 };
 
 // --backend, --mode, --gpu-timing, --short-chunk: which backend processes the chunks
 void add_backend_options(CLI::App* c, StreamCli& s, bool with_backend = true) {
   if (with_backend)
-    c->add_option("--backend", s.opt.backend.backend, "Processing backend: cpu or cuda")->capture_default_str();
+    c->add_option("--backend", s.backend, "Processing backend: cpu or cuda")->capture_default_str();
   c->add_option("--mode", s.mode, "CUDA: eager (steps launched one by one) or graph (CUDA graph replay)")
       ->capture_default_str();
   c->add_option("--gpu-timing", s.gpu_timing, "CUDA: on (events time H2D, kernels, D2H) or off (no events)")
@@ -260,8 +261,7 @@ void finish_stream_options(StreamCli& s) {
   if (s.series_limit < 0 || s.series_limit > (1ll << 26))
     throw InputError(fmt::format("--series-limit: {} is out of range 0..{}", s.series_limit, 1ll << 26));
   s.opt.series_limit = static_cast<std::size_t>(s.series_limit);
-  if (s.opt.backend.backend != "cpu" && s.opt.backend.backend != "cuda")
-    throw InputError(fmt::format("--backend: '{}' is not cpu or cuda", s.opt.backend.backend));
+  s.opt.backend.backend = parse_backend_kind(s.backend);
 }
 
 }  // namespace
@@ -296,8 +296,8 @@ int main(int argc, char** argv) {
   proc->add_option("--dtype", dtype, "Sample type for processing: f32 or f64")->capture_default_str();
   bool proc_no_fuse = false;
   proc->add_flag("--no-fuse", proc_no_fuse, "One pass per filter (the unfused baseline)");
-  std::string proc_mode = "eager";
-  proc->add_option("--backend", popt.backend, "Processing backend: cpu or cuda")->capture_default_str();
+  std::string proc_mode = "eager", proc_backend = "cpu";
+  proc->add_option("--backend", proc_backend, "Processing backend: cpu or cuda")->capture_default_str();
   proc->add_option("--mode", proc_mode, "CUDA: eager or graph")->capture_default_str();
 
   // bench
@@ -438,6 +438,7 @@ int main(int argc, char** argv) {
       popt.dtype = parse_dtype(dtype);
       popt.fuse = !proc_no_fuse;
       popt.cuda.mode = parse_cuda_mode(proc_mode);
+      popt.backend = parse_backend_kind(proc_backend);
       return cmd_process(in, out, popt);
     }
     if (*replay) {

@@ -13,7 +13,7 @@ struct ProcessOptions {
   int chunk = 1024;
   DType dtype = DType::f32;
   bool fuse = true;
-  std::string backend = "cpu";  // cpu or cuda
+  BackendKind backend = BackendKind::cpu;
   CudaOptions cuda;
 };
 

@@ -348,7 +348,7 @@ static int run_stage_bench_checked(const StageBenchOptions& o) {
     F.bad(fmt::format("workload.signature.chain: {}", e.what()));
   }
   BackendChoice choice;
-  choice.backend = g.backend;
+  choice.backend = parse_backend_kind(g.backend, "workload.signature.backend");
   if (g.backend == "cuda") {
     if (g.mode != "eager" && g.mode != "graph")
       F.bad(fmt::format("workload.signature.mode '{}' is not eager or graph (backend cuda)", g.mode));

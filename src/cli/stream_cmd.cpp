@@ -211,7 +211,7 @@ void describe_backend(Workload& w, const Backend& backend, const BackendChoice& 
   w.backend = backend.name();
   w.mode = backend.mode();
   w.state_values = backend.state_values();
-  w.gpu_timing = w.backend == "cuda" && choice.cuda.gpu_timing;
+  w.gpu_timing = choice.backend == BackendKind::cuda && choice.cuda.gpu_timing;
   w.short_chunk = choice.cuda.recapture_on_shape_change ? "recapture" : "eager";
   w.counters = backend.counters();
 }
