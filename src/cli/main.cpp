@@ -437,8 +437,8 @@ int main(int argc, char** argv) {
       popt.chunk = static_cast<int>(chunk);
       popt.dtype = parse_dtype(dtype);
       popt.fuse = !proc_no_fuse;
-      popt.cuda.mode = parse_cuda_mode(proc_mode);
-      popt.backend = parse_backend_kind(proc_backend);
+      popt.backend.cuda.mode = parse_cuda_mode(proc_mode);
+      popt.backend.backend = parse_backend_kind(proc_backend);
       return cmd_process(in, out, popt);
     }
     if (*replay) {

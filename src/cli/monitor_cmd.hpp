@@ -8,17 +8,6 @@
 
 namespace chunkscope {
 
-struct MonitorOptions {
-  StreamOptions stream;      // chain, chunk, margin, warm-up, queue depth, report files
-  std::string input;         // index or name substring; "" = default input
-  std::string output;        // index, name substring, "none"; "" = default output
-  double rate = 0;           // 0: the input device's default rate
-  int channels = 2;
-  std::string duration;      // "" = until SIGINT/SIGTERM
-  bool live = false;
-  int latency_chunks = 2;
-};
-
 /// Lists host APIs and devices. Returns the exit code.
 int run_devices(bool json_out);
 

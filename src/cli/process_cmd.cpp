@@ -42,10 +42,7 @@ ProcessResult process_file(const std::string& in, const std::string& out, const 
   const int fmt_out = output_format_for(out, info.format, info.channels, info.rate);
   AudioWriter wr(out, fmt_out, info.rate, info.channels);
   ProcessSpec spec{info.rate, info.channels, opt.chunk, opt.dtype};
-  BackendChoice choice;
-  choice.backend = opt.backend;
-  choice.cuda = opt.cuda;
-  auto be = make_backend(choice, plan, spec);
+  auto be = make_backend(opt.backend, plan, spec);
   ProcessResult res;
   res.rate = info.rate;
   res.channels = info.channels;

@@ -5,17 +5,9 @@
 #include <string>
 
 #include "src/backends.hpp"
+#include "src/options.hpp"
 
 namespace chunkscope {
-
-struct ProcessOptions {
-  std::string chain;
-  int chunk = 1024;
-  DType dtype = DType::f32;
-  bool fuse = true;
-  BackendKind backend = BackendKind::cpu;
-  CudaOptions cuda;
-};
 
 struct ProcessResult {
   std::int64_t frames = 0;

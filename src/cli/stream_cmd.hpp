@@ -11,36 +11,11 @@
 #include "rt/engine.hpp"
 #include "src/plan.hpp"
 #include "src/backends.hpp"
+#include "src/options.hpp"
 #include "src/report/report.hpp"
 #include "rt/run_stats.hpp"
 
 namespace chunkscope {
-
-struct StreamOptions {
-  std::string chain;          // empty: no processing stages
-  int chunk = 256;
-  DType dtype = DType::f32;
-  bool fuse = true;
-  int queue_depth = 8;
-  std::string speed = "1";    // a positive factor or "max"
-  long long warmup = 10;
-  std::string margin = "20%";
-  std::string output;         // file sink; empty: null sink
-  std::string json_path, hgrm_dir, trace_path, report_dir;
-  bool fail_on_miss = false;
-  bool quiet = false;         // no terminal report
-  std::size_t trace_capacity = 1u << 20;
-  std::size_t series_limit = 1u << 20;  // per-chunk points kept in the report (0: none)
-  BackendChoice backend;      // --backend, --mode, --gpu-timing, --short-chunk
-  // replay: expected rate/channels (0: take the file's)
-  double expect_rate = 0;
-  int expect_channels = 0;
-  // synth
-  std::string signal = "sine:440";
-  std::string duration = "5s";
-  int channels = 2;
-  double rate = 48000;
-};
 
 /// Parses "1.5ms" or "20%" against chunk duration D (ns). Throws InputError, also when the
 /// margin leaves no budget (margin >= D).
