@@ -146,7 +146,10 @@ TEST_CASE("monitor, empty chain, 3 s full duplex: chunk count, 5.333 ms cadence,
   CHECK(j["checksums"]["input"] == j["checksums"]["output"]);  // empty chain: output is input
   // stdout is not a terminal here: the live view prints one plain line per second
   int live_lines = 0;
-  for (std::size_t p = r.out.find("] 1s"); p != std::string::npos; p = r.out.find("] 1s", p + 1)) ++live_lines;
+  for (std::size_t p = r.out.find("] last 1 s: chunks "); p != std::string::npos;
+       p = r.out.find("] last 1 s: chunks ", p + 1))
+    ++live_lines;
+  CHECK(r.out.find("\x1b[") == std::string::npos);  // no cursor movement off a terminal
   CHECK(live_lines >= 2);
   CHECK(live_lines <= 3);
 }

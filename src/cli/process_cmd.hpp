@@ -22,4 +22,8 @@ struct ProcessResult {
 /// the output file is not left behind.
 ProcessResult process_file(const std::string& in, const std::string& out, const ProcessOptions& opt);
 
+/// `chunkscope process IN OUT`: process_file and one line on what was read and written.
+/// Returns the exit code; throws as process_file.
+int run_process(const std::string& in, const std::string& out, const ProcessOptions& opt);
+
 }  // namespace chunkscope
