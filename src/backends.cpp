@@ -4,10 +4,21 @@
 #include <vector>
 
 #include "rt/cpu_backend.hpp"
-#include "src/io/audio_file.hpp"
 #include "src/errors.hpp"
 
 namespace chunkscope {
+
+namespace {
+
+// A CPU backend prepared for the plan. Throws RuntimeFailure if prepare fails.
+std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& spec) {
+  auto b = std::make_unique<CpuBackend>(plan.fused);
+  const Status s = b->prepare(spec, lay_out_plan(plan, spec.channels));
+  if (!ok(s)) throw RuntimeFailure(fmt::format("cpu backend: prepare failed: {}", describe(s)));
+  return b;
+}
+
+}  // namespace
 
 DType parse_dtype(const std::string& s) {
   if (s == "f32" || s == "float32" || s == "float") return DType::f32;
@@ -18,13 +29,6 @@ DType parse_dtype(const std::string& s) {
 void check_chunk_frames(long long n, const char* what) {
   if (n < 1 || n > kMaxChunkFrames)
     throw InputError(fmt::format("{}: {} frames is out of range 1..{}", what, n, kMaxChunkFrames));
-}
-
-std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& spec) {
-  auto b = std::make_unique<CpuBackend>(plan.fused);
-  const Status s = b->prepare(spec, lay_out_plan(plan, spec.channels));
-  if (!ok(s)) throw RuntimeFailure(fmt::format("cpu backend: prepare failed: {}", describe(s)));
-  return b;
 }
 
 const char* backend_name(BackendKind k) {

@@ -17,9 +17,6 @@ DType parse_dtype(const std::string& s);
 /// Checks a chunk size against 1..kMaxChunkFrames. Throws InputError naming `what`.
 void check_chunk_frames(long long n, const char* what = "--chunk");
 
-/// A CPU backend prepared for the plan. Throws RuntimeFailure if prepare fails.
-std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& spec);
-
 /// The kinds of processing backend. The report writes them by name ("cpu", "cuda").
 enum class BackendKind { cpu, cuda };
 
@@ -40,6 +37,5 @@ CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what = "--mo
 /// A backend prepared for the plan: the CPU one, or the CUDA one (RuntimeFailure, exit 3,
 /// with the CUDA error text when no usable GPU or prepare fails). Not RT safe.
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice, const Plan& plan, const ProcessSpec& spec);
-
 
 }  // namespace chunkscope
