@@ -4,10 +4,21 @@
 #include <vector>
 
 #include "rt/cpu_backend.hpp"
-#include "src/io/audio_file.hpp"
 #include "src/errors.hpp"
 
 namespace chunkscope {
+
+namespace {
+
+// A CPU backend prepared for the plan. Throws RuntimeFailure if prepare fails.
+std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& spec) {
+  auto b = std::make_unique<CpuBackend>(plan.fused);
+  const Status s = b->prepare(spec, lay_out_plan(plan, spec.channels));
+  if (!ok(s)) throw RuntimeFailure(fmt::format("cpu backend: prepare failed: {}", describe(s)));
+  return b;
+}
+
+}  // namespace
 
 DType parse_dtype(const std::string& s) {
   if (s == "f32" || s == "float32" || s == "float") return DType::f32;
@@ -20,11 +31,18 @@ void check_chunk_frames(long long n, const char* what) {
     throw InputError(fmt::format("{}: {} frames is out of range 1..{}", what, n, kMaxChunkFrames));
 }
 
-std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& spec) {
-  auto b = std::make_unique<CpuBackend>(plan.fused);
-  const Status s = b->prepare(spec, lay_out_plan(plan, spec.channels));
-  if (!ok(s)) throw RuntimeFailure(fmt::format("cpu backend: prepare failed: {}", describe(s)));
-  return b;
+const char* backend_name(BackendKind k) {
+  switch (k) {
+    case BackendKind::cpu: return "cpu";
+    case BackendKind::cuda: return "cuda";
+  }
+  return "?";
+}
+
+BackendKind parse_backend_kind(const std::string& s, const char* what) {
+  if (s == "cpu") return BackendKind::cpu;
+  if (s == "cuda") return BackendKind::cuda;
+  throw InputError(fmt::format("{}: '{}' is not cpu or cuda", what, s));
 }
 
 CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what) {
@@ -34,14 +52,16 @@ CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what) {
 }
 
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice, const Plan& plan, const ProcessSpec& spec) {
-  if (choice.backend == "cpu") return make_cpu_backend(plan, spec);
-  if (choice.backend == "cuda") {
-    std::string err;
-    auto b = make_cuda_backend(choice.cuda, lay_out_plan(plan, spec.channels), spec, &err);
-    if (!b) throw RuntimeFailure(fmt::format("--backend cuda: {}", err.empty() ? "unavailable" : err));
-    return b;
+  switch (choice.backend) {
+    case BackendKind::cpu: return make_cpu_backend(plan, spec);
+    case BackendKind::cuda: {
+      std::string err;
+      auto b = make_cuda_backend(choice.cuda, lay_out_plan(plan, spec.channels), spec, &err);
+      if (!b) throw RuntimeFailure(fmt::format("--backend cuda: {}", err.empty() ? "unavailable" : err));
+      return b;
+    }
   }
-  throw InputError(fmt::format("--backend: '{}' is not cpu or cuda", choice.backend));
+  throw RuntimeFailure("make_backend: unknown backend kind");
 }
 
 }  // namespace chunkscope

@@ -17,12 +17,17 @@ DType parse_dtype(const std::string& s);
 /// Checks a chunk size against 1..kMaxChunkFrames. Throws InputError naming `what`.
 void check_chunk_frames(long long n, const char* what = "--chunk");
 
-/// A CPU backend prepared for the plan. Throws RuntimeFailure if prepare fails.
-std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& spec);
+/// The kinds of processing backend. The report writes them by name ("cpu", "cuda").
+enum class BackendKind { cpu, cuda };
 
-/// Which backend runs a chain: "cpu" or "cuda" (with its options).
+/// "cpu" / "cuda".
+const char* backend_name(BackendKind k);
+/// Parses "cpu" / "cuda". Throws InputError naming `what`: "--backend: 'tpu' is not cpu or cuda".
+BackendKind parse_backend_kind(const std::string& s, const char* what = "--backend");
+
+/// Which backend runs a chain, with the CUDA backend's options.
 struct BackendChoice {
-  std::string backend = "cpu";
+  BackendKind backend = BackendKind::cpu;
   CudaOptions cuda;
 };
 
@@ -30,9 +35,7 @@ struct BackendChoice {
 CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what = "--mode");
 
 /// A backend prepared for the plan: the CPU one, or the CUDA one (RuntimeFailure, exit 3,
-/// with the CUDA error text when no usable GPU or prepare fails). InputError for an unknown
-/// backend name. Not RT safe.
+/// with the CUDA error text when no usable GPU or prepare fails). Not RT safe.
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice, const Plan& plan, const ProcessSpec& spec);
-
 
 }  // namespace chunkscope

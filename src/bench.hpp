@@ -7,19 +7,9 @@
 #include <vector>
 
 #include "rt/backend.hpp"
+#include "src/options.hpp"  // BenchOptions
 
 namespace chunkscope {
-
-struct BenchOptions {
-  std::vector<int> channels{1, 2, 8, 32};
-  std::vector<int> sections{2, 6, 16};
-  std::vector<int> chunks{64, 256, 1024, 4096};
-  std::vector<DType> dtypes{DType::f32};
-  std::vector<bool> fused{true, false};
-  double seconds_per_repeat = 0.01;
-  int repeats = 5;
-  double rate = 48000;
-};
 
 struct BenchRow {
   bool fused = true;

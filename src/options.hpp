@@ -1,16 +1,64 @@
 #pragma once
-// The options of the streaming commands with every default in one place: the command line
-// registers its flags from these structs, and anything that prints a command for the user
-// to run (the diagnosis' rerun hints) compares against the same defaults. Not real-time.
+// Every command's options and their defaults, held once. The command line registers its
+// flags from these structs and shows these defaults in --help; anything that prints a
+// command for the user to run (rerun hints) builds it from the same structs and leaves out
+// what equals the default. No command-line library here, so the rest of the library can use
+// the defaults too. Not real-time.
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "rt/backend.hpp"
 #include "src/backends.hpp"
 
 namespace chunkscope {
 
+// ---------------------------------------------------------------- the structs
+
+/// `chunkscope chain SPEC`
+struct ChainOptions {
+  std::string spec;
+  double rate = 48000;
+  bool fuse = true;
+  bool json = false;
+  std::vector<double> freqs;  // response points in Hz; empty: kDefaultResponseFreqs
+};
+
+/// The response points of `chain` when --freqs is not given.
+inline const std::vector<double> kDefaultResponseFreqs{20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000};
+
+/// `chunkscope process IN OUT`
+struct ProcessOptions {
+  std::string chain;
+  int chunk = 1024;
+  DType dtype = DType::f32;
+  bool fuse = true;
+  BackendChoice backend;  // --backend, --mode
+};
+
+/// The grid of `chunkscope bench`.
+struct BenchOptions {
+  std::vector<int> channels{1, 2, 8, 32};
+  std::vector<int> sections{2, 6, 16};
+  std::vector<int> chunks{64, 256, 1024, 4096};
+  std::vector<DType> dtypes{DType::f32};
+  std::vector<bool> fused{true, false};
+  double seconds_per_repeat = 0.01;
+  int repeats = 5;
+  double rate = 48000;
+};
+
+/// `chunkscope bench`: the grid, and what the command adds.
+struct BenchCommandOptions {
+  BenchOptions grid;
+  std::string json_path;  // also write the rows here
+  bool quick = false;     // seconds_per_repeat = kBenchQuickSecondsPerRepeat
+};
+inline constexpr double kBenchQuickSecondsPerRepeat = 0.002;
+
+/// The stream options of replay, synth, monitor and compare.
 struct StreamOptions {
+  std::string input;          // replay: the file
   std::string chain;          // empty: no processing stages
   int chunk = 256;
   DType dtype = DType::f32;
@@ -36,6 +84,10 @@ struct StreamOptions {
   double rate = 48000;
 };
 
+/// The largest --series-limit.
+inline constexpr std::size_t kMaxSeriesLimit = std::size_t{1} << 26;
+
+/// `chunkscope monitor`: a live device through the chain.
 struct MonitorOptions {
   StreamOptions stream;      // chain, chunk, margin, warm-up, queue depth, report files
   std::string input;         // index or name substring; "" = default input
@@ -46,5 +98,41 @@ struct MonitorOptions {
   bool live = false;
   int latency_chunks = 2;
 };
+
+/// `chunkscope compare`: the same input through several variants.
+struct CompareOptions {
+  StreamOptions stream;      // chain, chunk, dtype, speed, warm-up, margin, synth signal...
+  std::string input;         // a file, or empty with --synth
+  bool synth_given = false;
+  std::string variants = "cpu:fused,cpu:unfused,cuda:eager,cuda:graph";
+  int rounds = 3;
+  std::string json_path;
+  bool quiet = false;
+};
+
+// ---------------------------------------------------------------- option words
+
+/// "on" / "off" (--gpu-timing).
+const char* on_off(bool on);
+/// Parses "on" / "off". Throws InputError: "--gpu-timing: 'maybe' is not on or off".
+bool parse_on_off(const std::string& s, const char* what);
+/// "eager" / "recapture" (--short-chunk; true: recapture).
+const char* short_chunk_name(bool recapture);
+/// Parses "eager" / "recapture" into recapture. Throws InputError naming `what`.
+bool parse_short_chunk(const std::string& s, const char* what = "--short-chunk");
+
+// ---------------------------------------------------------------- command lines
+
+/// `s` as one shell word: as is when it holds only letters, digits and . / _ - : = % ,
+/// else in single quotes.
+std::string shell_quote(const std::string& s);
+
+/// The command line that runs `command` ("replay" or "synth") with `o`, every option equal
+/// to its default left out, e.g. "chunkscope synth --signal noise --chain 'lp:8000:4'".
+/// A replay without an input prints FILE in its place.
+std::string stream_command_line(const std::string& command, const StreamOptions& o);
+
+/// The command line of `chunkscope monitor` with `o`, defaults left out.
+std::string monitor_command_line(const MonitorOptions& o);
 
 }  // namespace chunkscope

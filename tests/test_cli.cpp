@@ -134,3 +134,91 @@ TEST_CASE("cli bad input: exit 2, one line naming the input, no output file left
   for (const auto& e : fs::directory_iterator(td.path())) files += e.is_regular_file();
   CHECK(files == 3);
 }
+
+TEST_CASE("cli usage errors: one line in chunkscope's own words, exit 2, a did-you-mean for a misspelling") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string err;  // the whole stderr
+  };
+  const std::string commands =
+      "(commands: chain, process, bench, replay, devices, monitor, synth, compare, report, cadence, stage-bench)";
+  const std::vector<Case> cases = {
+      {{"replay", kMix, "--chunkk", "512"},
+       "chunkscope: replay: unknown option '--chunkk': did you mean '--chunk'? (see chunkscope replay --help)\n"},
+      {{"synth", "--qiuet"}, "chunkscope: synth: unknown option '--qiuet': did you mean '--quiet'? (see chunkscope synth --help)\n"},
+      {{"process", kMix, "out.wav", "--chian=lp:1k"},
+       "chunkscope: process: unknown option '--chian': did you mean '--chain'? (see chunkscope process --help)\n"},
+      {{"monitor", "--dtype", "f64"},
+       "chunkscope: monitor: unknown option '--dtype' (process, bench, replay, synth and compare take it; see chunkscope "
+       "monitor --help)\n"},
+      {{"synth", "--frobnicate"}, "chunkscope: synth: unknown option '--frobnicate' (see chunkscope synth --help)\n"},
+      {{"replya", kMix}, "chunkscope: unknown command 'replya': did you mean 'replay'? " + commands + "\n"},
+      {{"stage-bnech"}, "chunkscope: unknown command 'stage-bnech': did you mean 'stage-bench'? " + commands + "\n"},
+      {{"nonsense"}, "chunkscope: unknown command 'nonsense' " + commands + "\n"},
+      {{}, "chunkscope: no command given " + commands.substr(0, commands.size() - 1) + "; see chunkscope --help)\n"},
+      {{"--verison"}, "chunkscope: unknown option '--verison': did you mean '--version'? (see chunkscope --help)\n"},
+      {{"chain", "lp:1k", "hp:50"}, "chunkscope: chain: unexpected argument 'hp:50' (see chunkscope chain --help)\n"},
+      {{"chain"}, "chunkscope: chain: missing argument 'spec' (see chunkscope chain --help)\n"},
+      {{"process", kMix, "out.wav"}, "chunkscope: process: --chain is required (see chunkscope process --help)\n"},
+      {{"synth", "--chunk"}, "chunkscope: synth: --chunk needs a value (see chunkscope synth --help)\n"},
+      {{"synth", "--chunk", "5", "--chunk", "6"},
+       "chunkscope: synth: --chunk is given more than once (see chunkscope synth --help)\n"},
+      {{"synth", "--chunk", "abc"}, "chunkscope: --chunk: 'abc' is not a whole number\n"},
+      {{"chain", "lp:1k", "--rate", "abc"}, "chunkscope: --rate: 'abc' is not a number\n"},
+      {{"bench", "--channels", "1,x"}, "chunkscope: --channels: 'x' is not a whole number\n"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = run_cli(c.args);
+    CHECK(r.rc == 2);
+    CHECK(r.err == c.err);
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("cli -V prints the version, as --version does") {
+  const auto v = run_cli({"-V"});
+  CHECK(v.rc == 0);
+  CHECK(v.out.rfind("chunkscope ", 0) == 0);
+  CHECK(v.out == run_cli({"--version"}).out);
+}
+
+TEST_CASE("cli --rate takes the frequency forms of chain specs: 44.1k, 48kHz") {
+  const auto c = run_cli({"chain", "lp:1k", "--rate", "44.1k", "--json"});
+  REQUIRE(c.rc == 0);
+  CHECK(nlohmann::json::parse(c.out)["rate"] == 44100.0);
+  CHECK(has(run_cli({"chain", "lp:1k", "-r", "32kHz"}).out, "rate       32000 Hz"));
+  testutil::TempDir td;
+  const auto s = run_cli({"synth", "--rate", "44.1k", "--duration", "0.1s", "--speed", "max", "--quiet", "--json",
+                          td.file("s.json")});
+  REQUIRE(s.rc == 0);
+  CHECK(testutil::load_json(td.file("s.json"))["workload"]["rate"] == 44100.0);
+  // replay's --rate is a guard: the file is 48 kHz
+  CHECK(run_cli({"replay", kMix, "--rate", "48k", "--speed", "max", "--quiet"}).rc == 0);
+  const auto r = run_cli({"replay", kMix, "--rate", "44.1k", "--quiet"});
+  CHECK(r.rc == 2);
+  CHECK(has(r.err, "--rate: 44100 Hz does not match"));
+  // monitor reads its --rate before it looks for a device: the next check is the one that fails
+  const auto m = run_cli({"monitor", "--rate", "44.1k", "--channels", "0"});
+  CHECK(m.rc == 2);
+  CHECK(m.err == "chunkscope: --channels: 0 is out of range 1..64\n");
+}
+
+TEST_CASE("cli --help of a command lists only the options it takes") {
+  const auto m = run_cli({"monitor", "--help"});
+  REQUIRE(m.rc == 0);
+  for (const char* gone : {"--dtype", "--speed", "Write the processed stream"}) {
+    CAPTURE(gone);
+    CHECK_FALSE(has(m.out, gone));
+  }
+  CHECK(has(m.out, "--latency-chunks"));
+  const auto c = run_cli({"compare", "--help"});
+  REQUIRE(c.rc == 0);
+  for (const char* gone : {"--backend", "--mode", "--report-dir", "--hgrm", "--trace", "--output"}) {
+    CAPTURE(gone);
+    CHECK_FALSE(has(c.out, gone));
+  }
+  // the defaults shown come from the option structs
+  CHECK(has(run_cli({"synth", "--help"}).out, "--chunk INT=256"));
+  CHECK(has(run_cli({"process", "--help"}).out, "--chunk INT=1024"));
+}

@@ -27,11 +27,11 @@ TEST_CASE("compare: variant lists parse into backend, mode and fusion") {
   const auto v = parse_variants("cpu, cpu:unfused,cuda:eager,cuda:graph:unfused");
   REQUIRE(v.size() == 4);
   CHECK(v[0].name == "cpu");
-  CHECK(v[0].choice.backend == "cpu");
+  CHECK(v[0].choice.backend == BackendKind::cpu);
   CHECK_FALSE(v[0].fuse_given);
   CHECK(v[1].fuse_given);
   CHECK_FALSE(v[1].fuse);
-  CHECK(v[2].choice.backend == "cuda");
+  CHECK(v[2].choice.backend == BackendKind::cuda);
   CHECK(v[2].choice.cuda.mode == CudaOptions::Mode::eager);
   CHECK(v[3].choice.cuda.mode == CudaOptions::Mode::graph);
   CHECK_FALSE(v[3].fuse);

@@ -36,7 +36,7 @@ std::vector<VariantSpec> parse_variants(const std::string& list) {
     for (std::string p; std::getline(is, p, ':');) parts.push_back(p);
     VariantSpec v;
     v.name = item;
-    v.choice.backend = parts[0];
+    v.choice.backend = parts[0] == "cuda" ? BackendKind::cuda : BackendKind::cpu;
     auto bad = [&](const std::string& why) {
       return InputError(fmt::format("--variants: '{}' {} (cpu, cpu:fused, cpu:unfused, cuda:eager, cuda:graph, "
                                     "cuda:eager:unfused, cuda:graph:unfused)",

@@ -23,16 +23,6 @@ struct VariantSpec {
 /// Parses a comma-separated variant list. Throws InputError naming the bad entry.
 std::vector<VariantSpec> parse_variants(const std::string& list);
 
-struct CompareOptions {
-  StreamOptions stream;      // chain, chunk, dtype, speed, warm-up, margin, synth signal...
-  std::string input;         // a file, or empty with --synth
-  bool synth_given = false;
-  std::string variants = "cpu:fused,cpu:unfused,cuda:eager,cuda:graph";
-  int rounds = 3;
-  std::string json_path;
-  bool quiet = false;
-};
-
 /// Runs the comparison and prints/writes it. Returns the exit code: 0, 1 (--fail-on-miss
 /// and a variant broke its budget), 3 (a variant failed while running, or none can run).
 /// Throws InputError / RuntimeFailure before streaming.

@@ -1,308 +1,249 @@
 #include "src/cli/monitor_cmd.hpp"
 
-#include <chrono>
-#include <cmath>
 #include <fmt/format.h>
 #include <iostream>
 #include <thread>
 #include <unistd.h>
 
 #include "rt/clock.hpp"
-#include "rt/cpu_backend.hpp"
 #include "rt/pa_device.hpp"
+#include "rt/stats/interval_recorder.hpp"
 #include "src/chain_spec.hpp"
-#include "src/environment.hpp"
+#include "src/cli/cli_support.hpp"
+#include "src/cli/live_view.hpp"
+#include "src/device_figures.hpp"
+#include "src/report/format.hpp"
 #include "src/errors.hpp"
 #include "src/io/devices.hpp"
-#include "src/backends.hpp"
-#include "src/report/build.hpp"
-#include "src/report/format.hpp"
-#include "src/report/terminal.hpp"
-#include "rt/run_stats.hpp"
+#include "src/stream_session.hpp"
 
 namespace chunkscope {
 
-using nlohmann::json;
-
-int run_devices(bool json_out) {
-  PortAudioSession pa;
-  require_portaudio(pa);
-  const auto devs = pa.devices();
-  if (json_out) {
-    json j;
-    j["schema"] = "chunkscope.devices/1";
-    j["portaudio"] = pa.version();
-    j["host_apis"] = pa.host_apis();
-    json a = json::array();
-    for (const auto& d : devs)
-      a.push_back({{"index", d.index},
-                   {"name", d.name},
-                   {"host_api", d.host_api},
-                   {"max_input_channels", d.max_input},
-                   {"max_output_channels", d.max_output},
-                   {"default_rate", d.default_rate},
-                   {"default_low_input_latency_s", d.low_input_latency},
-                   {"default_high_input_latency_s", d.high_input_latency},
-                   {"default_low_output_latency_s", d.low_output_latency},
-                   {"default_high_output_latency_s", d.high_output_latency},
-                   {"default_input", d.default_input},
-                   {"default_output", d.default_output}});
-    j["devices"] = a;
-    std::cout << j.dump(2) << "\n";
-    return kExitOk;
-  }
-  std::string apis;
-  for (const auto& h : pa.host_apis()) apis += (apis.empty() ? "" : ", ") + h;
-  fmt::print("{}\nhost APIs: {}\n\n", pa.version(), apis.empty() ? "none" : apis);
-  if (devs.empty()) {
-    fmt::print("no devices (no sound card found and no JACK server running)\n");
-    return kExitOk;
-  }
-  fmt::print("{:>3}  {:<2} {:<28} {:<28} {:>4} {:>4} {:>8}  {:>19}  {:>19}\n", "idx", "", "name", "host API", "in", "out",
-             "rate", "input lat lo/hi ms", "output lat lo/hi ms");
-  for (const auto& d : devs)
-    fmt::print("{:>3}  {:<2} {:<28} {:<28} {:>4} {:>4} {:>8.0f}  {:>9.2f}/{:<9.2f}  {:>9.2f}/{:<9.2f}\n", d.index,
-               std::string(d.default_input ? "i" : "") + (d.default_output ? "o" : ""), d.name, d.host_api, d.max_input,
-               d.max_output, d.default_rate, d.low_input_latency * 1e3, d.high_input_latency * 1e3,
-               d.low_output_latency * 1e3, d.high_output_latency * 1e3);
-  fmt::print("\ni / o: the default input / output device\n");
-  return kExitOk;
-}
-
 namespace {
 
-struct LiveView {
-  bool tty = false;
-  bool drawn = false;
-  stats::LogHistogram lat_i, jit_i, lat_all, jit_all;
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+// ---------------------------------------------------------------- setup
+
+// Checks what needs no device; returns the duration in ns (0: until stopped).
+std::int64_t check_monitor_options(const MonitorOptions& mo) {
+  check_stream_options(mo.stream);
+  if (mo.channels < 1 || mo.channels > kMaxChannels)
+    throw InputError(fmt::format("--channels: {} is out of range 1..{}", mo.channels, kMaxChannels));
+  if (mo.latency_chunks < 1 || mo.latency_chunks > 64)
+    throw InputError(fmt::format("--latency-chunks: {} is out of range 1..64", mo.latency_chunks));
+  std::int64_t duration_ns = 0;
+  if (!mo.duration.empty()) {
+    duration_ns = parse_duration_ns(mo.duration, "--duration");
+    if (duration_ns <= 0) throw InputError("--duration: must be above 0");
+  }
+  return duration_ns;
+}
+
+// The devices a run streams from and, full duplex, to.
+struct MonitorDevices {
+  DeviceInfo input, output;
+  bool duplex = false;
+  double rate = 0;
 };
 
-std::string live_line(const char* label, const stats::LogHistogram& lat, const stats::LogHistogram& jit,
-                      std::uint64_t chunks, std::int64_t budget) {
-  if (lat.count() == 0) return fmt::format("{:<9} chunks {:>6}", label, chunks);
-  return fmt::format("{:<9} chunks {:>6}  latency p50 {:>9} p95 {:>9} max {:>9}  headroom p95 {:>9}  jitter p95 {:>9}",
-                     label, chunks, fmt_time(double(lat.value_at_percentile(50))),
-                     fmt_time(double(lat.value_at_percentile(95))), fmt_time(double(lat.max())),
-                     fmt_time(double(budget - static_cast<std::int64_t>(lat.value_at_percentile(95)))),
-                     jit.count() ? fmt_time(double(jit.value_at_percentile(95))) : std::string("-"));
+std::string describe_device(const DeviceInfo& d) { return fmt::format("device {} '{}' ({})", d.index, d.name, d.host_api); }
+
+MonitorDevices select_monitor_devices(const PortAudioSession& pa, const MonitorOptions& mo) {
+  const auto devs = pa.devices();
+  MonitorDevices d;
+  d.input = select_device(devs, mo.input, true, pa.host_apis());
+  d.duplex = mo.output != "none";
+  if (d.duplex) d.output = select_device(devs, mo.output, false, pa.host_apis());
+  d.rate = mo.rate > 0 ? mo.rate : d.input.default_rate;
+  if (mo.channels > d.input.max_input)
+    throw InputError(
+        fmt::format("--channels: {} but input device '{}' has {}", mo.channels, d.input.name, d.input.max_input));
+  if (d.duplex && mo.channels > d.output.max_output)
+    throw InputError(
+        fmt::format("--channels: {} but output device '{}' has {}", mo.channels, d.output.name, d.output.max_output));
+  return d;
 }
 
-}  // namespace
+// The callback pushes into the engine: no source thread runs.
+struct CallbackFedSource final : ChunkSource {
+  std::int64_t total_frames() const noexcept override { return -1; }
+  Status fill(void*, int, int*) noexcept override { return Status::end_of_stream; }
+  const char* describe() const noexcept override { return "device"; }
+};
 
-namespace {
+// ---------------------------------------------------------------- run: the live view
 
-// The device section of the report: what PortAudio and the engine's pull side saw.
-DeviceSection device_section(const DeviceStream& stream, const EngineResult& er, const DeviceInfo& in,
-                             const DeviceInfo* out, int latency_chunks, std::int64_t t0) {
-  DeviceSection d;
-  d.input = in.name;
-  d.output = out ? out->name : std::string("none");
-  d.host_api = in.host_api;
-  d.duplex = out != nullptr;
-  d.latency_chunks = out ? latency_chunks : 0;
-  d.budget_rule = out ? "K x D - margin: ready for output K callbacks after the input arrived" : "D - margin";
-  d.reported_input_latency_s = stream.reported_input_latency();
-  d.reported_output_latency_s = out ? stream.reported_output_latency() : 0.0;
-  d.stream_rate = stream.actual_rate();
-  d.callbacks = stream.callbacks();
-  d.callback_period = summarize(stream.callback_period());
-  d.xruns = stream.xruns();
-  d.input_overflows = stream.input_overflows();
-  d.output_underflows = stream.output_underflows();
-  d.priming = stream.priming();
-  for (const auto& x : stream.xrun_list())
-    d.xrun_list.push_back({x.callback, static_cast<double>(x.at_ns - t0) / 1e9, static_cast<std::uint64_t>(x.flags)});
-  d.underruns = er.underruns;
-  d.late_chunks = er.late_chunks;
-  d.underrun_seqs = er.underrun_seqs;
-  return d;
+// Samples the interval recorders once per second and draws the view.
+class LiveMonitor {
+ public:
+  LiveMonitor(const MonitorOptions& mo, const MonitorDevices& dev, const StreamSession& session)
+      : view_(std::cout, isatty(1) != 0), terminal_(isatty(1) != 0) {
+    figures_.budget_ns = session.setup().budget_ns;
+    figures_.budget_rule = dev.duplex ? fmt::format("{} x D - margin", mo.latency_chunks) : std::string("D - margin");
+    figures_.devices = fmt::format("{} ({}) -> {}", dev.input.name, dev.input.host_api,
+                                   dev.duplex ? dev.output.name : std::string("none"));
+    figures_.queue_capacity = mo.stream.queue_depth;
+  }
+  stats::IntervalRecorder latency, jitter;  // fed by the sink side without locks
+
+  void draw(double elapsed_s, const DeviceStream& stream, StreamSession& session) {
+    latency.sample_into(last_lat_);
+    jitter.sample_into(last_jit_);
+    total_lat_.add(last_lat_);
+    total_jit_.add(last_jit_);
+    LiveFigures& f = figures_;
+    f.elapsed_s = elapsed_s;
+    f.last_second = {last_lat_.count(), &last_lat_, &last_jit_};
+    f.since_start = {session.stats().live_counted.load(), &total_lat_, &total_jit_};
+    f.xruns = stream.xruns();
+    f.underruns = session.engine().live_underruns();
+    f.drops = session.engine().live_drops();
+    f.misses = session.stats().live_misses.load();
+    f.queue_depth = session.engine().live_queue_depth();
+    view_.draw(f, terminal_ ? terminal_columns(1) : 80);
+  }
+
+ private:
+  LiveView view_;
+  bool terminal_;
+  LiveFigures figures_;
+  stats::LogHistogram last_lat_, last_jit_, total_lat_, total_jit_;
+};
+
+// ---------------------------------------------------------------- run: supervision
+
+// Watches the running stream until the duration is up, a signal arrives or the device
+// stops delivering callbacks, and draws the live view once per second. Returns why the
+// device failed ("" when it did not).
+std::string supervise(const DeviceStream& stream, StreamSession& session, const MonitorDevices& dev,
+                      std::int64_t duration_ns, std::int64_t t0, const std::atomic<bool>* stop_flag,
+                      LiveMonitor* live) {
+  std::int64_t next_live = t0 + kSecond;
+  const std::int64_t stall_ns = std::max<std::int64_t>(500'000'000, 20 * session.setup().chunk_ns);
+  for (;;) {
+    sleep_until_ns(now_ns() + 20'000'000);
+    const std::int64_t t = now_ns();
+    if (stop_flag && stop_flag->load()) return "";
+    if (duration_ns > 0 && t - t0 >= duration_ns) return "";
+    const std::int64_t last = stream.last_callback_ns();
+    const bool stalled = (last == 0 ? t - t0 : t - last) > stall_ns + (last == 0 ? 1'500'000'000 : 0);
+    if (!stream.active() || stalled)
+      return fmt::format("audio device '{}' ({}) stopped after {:.2f} s ({} callbacks): {}", dev.input.name,
+                         dev.input.host_api, (t - t0) / 1e9, stream.callbacks(),
+                         stream.active() ? "no callback for " + fmt_time(double(t - last)) : "the stream ended");
+    if (live && t >= next_live) {
+      next_live += kSecond;
+      live->draw((t - t0) / 1e9, stream, session);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- outcome and report
+
+// Where a device run's samples came from.
+InputDesc device_input(const DeviceInfo& d) {
+  InputDesc in;
+  in.kind = InputDesc::Kind::device;
+  in.device_name = d.name;
+  in.host_api = d.host_api;
+  return in;
+}
+
+RunOutcome monitor_outcome(const std::string& failure, const std::atomic<bool>* stop_flag) {
+  RunOutcome o;
+  if (!failure.empty()) {
+    o.state = RunState::incomplete;
+    o.reason = failure;
+  } else if (stop_flag && stop_flag->load()) {
+    o.state = RunState::interrupted;
+    o.reason = "stopped by a signal";
+  }
+  return o;
 }
 
 }  // namespace
 
 int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   const StreamOptions& opt = mo.stream;
-  check_chunk_frames(opt.chunk);
-  if (opt.dtype != DType::f32) throw InputError("--dtype: monitor runs in f32 (PortAudio delivers float32 samples)");
-  if (mo.channels < 1 || mo.channels > kMaxChannels)
-    throw InputError(fmt::format("--channels: {} is out of range 1..{}", mo.channels, kMaxChannels));
-  if (mo.latency_chunks < 1 || mo.latency_chunks > 64)
-    throw InputError(fmt::format("--latency-chunks: {} is out of range 1..64", mo.latency_chunks));
-  if (opt.queue_depth < 1 || opt.queue_depth > 4096)
-    throw InputError(fmt::format("--queue-depth: {} is out of range 1..4096", opt.queue_depth));
-  if (opt.warmup < 0) throw InputError(fmt::format("--warmup: {} is negative", opt.warmup));
-  std::int64_t duration_ns = 0;
-  if (!mo.duration.empty()) {
-    duration_ns = parse_duration_ns(mo.duration, "--duration");
-    if (duration_ns <= 0) throw InputError("--duration: must be above 0");
-  }
-  const ReportPaths paths = resolve_report_paths(opt);
-
+  // ---- setup
+  const std::int64_t duration_ns = check_monitor_options(mo);
+  ReportPaths paths = resolve_report_paths(opt);
   PortAudioSession pa;
   require_portaudio(pa);
-  const auto devs = pa.devices();
-  const DeviceInfo in = select_device(devs, mo.input, true, pa.host_apis());
-  const bool duplex = mo.output != "none";
-  DeviceInfo out;
-  if (duplex) out = select_device(devs, mo.output, false, pa.host_apis());
-  const double rate = mo.rate > 0 ? mo.rate : in.default_rate;
-  if (mo.channels > in.max_input)
-    throw InputError(fmt::format("--channels: {} but input device '{}' has {}", mo.channels, in.name, in.max_input));
-  if (duplex && mo.channels > out.max_output)
-    throw InputError(fmt::format("--channels: {} but output device '{}' has {}", mo.channels, out.name, out.max_output));
+  const MonitorDevices dev = select_monitor_devices(pa, mo);
+  StreamSession session(
+      setup_device_stream(opt, dev.rate, mo.channels, dev.duplex ? mo.latency_chunks : 1, duration_ns,
+                          device_input(dev.input)),
+      opt, std::move(paths));
 
-  Plan plan;
-  if (opt.chain.empty()) {
-    plan.rate = rate;
-    plan.fused = opt.fuse;
-  } else {
-    plan = plan_chain(opt.chain, rate, opt.fuse);
-  }
-  const auto chunk_ns = static_cast<std::int64_t>(std::llround(opt.chunk * 1e9 / rate));
-  const std::int64_t margin_ns = parse_margin_ns(opt.margin, chunk_ns);
-  // Full duplex: a chunk must be ready for output K callbacks after its input arrived.
-  const std::int64_t budget_ns = (duplex ? mo.latency_chunks : 1) * chunk_ns - margin_ns;
-
-  const ProcessSpec spec{rate, mo.channels, opt.chunk, DType::f32};
-  auto backend = make_backend(opt.backend, plan, spec);
-  RunStats stats;
-  RunStatsConfig sc;
-  sc.chunk_ns = chunk_ns;
-  sc.budget_ns = budget_ns;
-  sc.paced = true;
-  sc.warmup = static_cast<std::uint64_t>(opt.warmup);
-  sc.media_ns_per_frame = 1e9 / rate;
-  // per-chunk points: as many as the duration needs (plus slack), else up to --series-limit
-  sc.series_capacity = opt.series_limit;
-  if (duration_ns > 0)
-    sc.series_capacity = std::min<std::size_t>(
-        opt.series_limit, static_cast<std::size_t>(static_cast<double>(duration_ns) * 1e-9 * rate / opt.chunk) + 64);
-  stats.prepare(sc);
-  stats::IntervalRecorder live_lat, live_jit;
-  stats.enable_live(&live_lat, &live_jit);
-  EngineConfig ec;
-  ec.spec = spec;
-  ec.queue_depth = opt.queue_depth;
+  // ---- prepare: the callback is the source and, full duplex, the sink
+  EngineConfig ec = session.engine_config();
   ec.external_source = true;
-  ec.external_sink = duplex;
+  ec.external_sink = dev.duplex;
   ec.latency_chunks = mo.latency_chunks;
-  ec.trace_capacity = paths.trace.empty() ? 0 : opt.trace_capacity;
-  ec.checksum_chunks = std::min<std::size_t>(64, static_cast<std::size_t>(opt.warmup));  // warm-up chunks only
+  CallbackFedSource callback_source;
   NullSink null_sink;
-  Engine engine;
-  struct Unused final : ChunkSource {  // the callback pushes; no source thread runs
-    std::int64_t total_frames() const noexcept override { return -1; }
-    Status fill(void*, int, int*) noexcept override { return Status::end_of_stream; }
-    const char* describe() const noexcept override { return "device"; }
-  } unused_source;
-  if (!ok(engine.prepare(ec, *backend, unused_source, null_sink, stats)))
-    throw RuntimeFailure("engine: prepare failed (invalid configuration)");
+  LiveMonitor live(mo, dev, session);
+  session.prepare(callback_source, null_sink, ec, &live.latency, &live.jitter);
 
+  // ---- run: the engine on its own thread, fed by the device; this thread supervises
   DeviceStream stream;
   StderrSilencer quiet;  // PortAudio's own diagnostics; ours come after restore()
-  if (!ok(stream.open(in, duplex ? &out : nullptr, rate, mo.channels, opt.chunk, engine))) {
+  if (!ok(stream.open(dev.input, dev.duplex ? &dev.output : nullptr, dev.rate, mo.channels, opt.chunk,
+                      session.engine()))) {
     quiet.restore();
     throw RuntimeFailure(stream.error());
   }
-  EngineResult er;
-  std::thread runner([&] { er = engine.run(); });
+  std::thread runner([&] { session.run(nullptr); });
   if (!ok(stream.start())) {
-    engine.finish_source();
+    session.engine().finish_source();
     runner.join();
     quiet.restore();
     throw RuntimeFailure(stream.error());
   }
-
-  // ---- supervise: duration, signals, device health, live view
   const std::int64_t t0 = now_ns();
-  LiveView lv;
-  lv.tty = isatty(1) != 0;
-  std::string failure;
-  std::int64_t next_live = t0 + 1'000'000'000;
-  const std::int64_t stall_ns = std::max<std::int64_t>(500'000'000, 20 * chunk_ns);
-  for (;;) {
-    sleep_until_ns(now_ns() + 20'000'000);
-    const std::int64_t t = now_ns();
-    if (stop_flag && stop_flag->load()) break;
-    if (duration_ns > 0 && t - t0 >= duration_ns) break;
-    const std::int64_t last = stream.last_callback_ns();
-    const bool stalled = (last == 0 ? t - t0 : t - last) > stall_ns + (last == 0 ? 1'500'000'000 : 0);
-    if (!stream.active() || stalled) {
-      failure = fmt::format("audio device '{}' ({}) stopped after {:.2f} s ({} callbacks): {}", in.name, in.host_api,
-                            (t - t0) / 1e9, stream.callbacks(),
-                            stream.active() ? "no callback for " + fmt_time(double(t - last)) : "the stream ended");
-      break;
-    }
-    if (mo.live && t >= next_live) {
-      next_live += 1'000'000'000;
-      live_lat.sample_into(lv.lat_i);
-      live_jit.sample_into(lv.jit_i);
-      lv.lat_all.add(lv.lat_i);
-      lv.jit_all.add(lv.jit_i);
-      const auto counted = stats.live_counted.load();
-      const std::string tail = fmt::format("xruns {}  underruns {}  drops {}  misses {}  queue {}", stream.xruns(),
-                                           engine.live_underruns(), engine.live_drops(), stats.live_misses.load(),
-                                           engine.live_queue_depth());
-      if (lv.tty) {
-        if (lv.drawn) std::cout << "\x1b[3A";
-        std::cout << "\x1b[2K" << live_line("last 1 s", lv.lat_i, lv.jit_i, lv.lat_i.count(), budget_ns) << "\n"
-                  << "\x1b[2K" << live_line("total", lv.lat_all, lv.jit_all, counted, budget_ns) << "\n"
-                  << "\x1b[2K" << fmt::format("{:<9} {}", fmt::format("{:.0f} s", (t - t0) / 1e9), tail) << "\n"
-                  << std::flush;
-        lv.drawn = true;
-      } else {
-        std::cout << fmt::format("[{:>5.1f} s] {} | {} | {}\n", (t - t0) / 1e9,
-                                 live_line("1s", lv.lat_i, lv.jit_i, lv.lat_i.count(), budget_ns),
-                                 fmt::format("total chunks {}", counted), tail)
-                  << std::flush;
-      }
-    }
-  }
+  const std::string failure = supervise(stream, session, dev, duration_ns, t0, stop_flag, mo.live ? &live : nullptr);
   if (failure.empty()) {
     stream.stop();
   } else {
     stream.abandon();  // closing a stream whose server died aborts inside PortAudio
     pa.abandon();
   }
-  engine.finish_source();
+  session.engine().finish_source();
   runner.join();
   quiet.restore();
 
-  RunOutcome outcome;
-  if (!failure.empty()) {
-    outcome.state = RunState::incomplete;
-    outcome.reason = failure;
-  } else if (stop_flag && stop_flag->load()) {
-    outcome.state = RunState::interrupted;
-    outcome.reason = "stopped by a signal";
-  }
-  Workload w;
-  w.command = "monitor";
-  w.source = fmt::format("device {} '{}' ({})", in.index, in.name, in.host_api);
-  w.sink = duplex ? fmt::format("device {} '{}' ({})", out.index, out.name, out.host_api) : std::string("null");
-  w.input.kind = InputDesc::Kind::device;
-  w.input.device_name = in.name;
-  w.input.host_api = in.host_api;
-  describe_backend(w, *backend, opt.backend);
-  w.rate = rate;
-  w.channels = mo.channels;
-  w.chunk_frames = opt.chunk;
-  w.dtype = DType::f32;
-  w.warmup = static_cast<std::uint64_t>(opt.warmup);
-  w.speed = 1;
-  w.margin_text = opt.margin;
-  w.margin_ns = margin_ns;
-  w.queue_depth = opt.queue_depth;
-  w.media_seconds = static_cast<double>(stats.frames) / rate;
-  const DeviceSection device = device_section(stream, er, in, duplex ? &out : nullptr, mo.latency_chunks, t0);
-  const RunReport report = build_run_report(w, plan, probe_environment(), stats, er, outcome, device);
-  write_reports(report, stats, engine, er, paths, opt.quiet);
-  if (!failure.empty()) {
-    std::cerr << "chunkscope: " << failure << " (report marked incomplete)\n";
-    return kExitRuntime;
-  }
-  if (opt.fail_on_miss && budget_broken(report)) return kExitMiss;
-  return kExitOk;
+  // ---- outcome and report: the device section goes in before the verdict is decided
+  const RunOutcome outcome = monitor_outcome(failure, stop_flag);
+  Workload w = session.workload();
+  w.source = describe_device(dev.input);
+  w.sink = dev.duplex ? describe_device(dev.output) : std::string("null");
+  const RunReport report = session.report(
+      w, outcome,
+      device_section(stream, session.result(), dev.input, dev.duplex ? &dev.output : nullptr, mo.latency_chunks, t0));
+  session.write(report);
+  return session.finish(report, outcome);
 }
+
+namespace cli {
+
+Command add_monitor_command(CLI::App& app) {
+  auto o = std::make_shared<MonitorOptions>();
+  auto* c = app.add_subcommand("monitor", "Run a live audio device through the chain and report on every chunk");
+  // no --dtype (PortAudio delivers float32), no --speed (a device keeps its own time), and
+  // --output names a device, not a file
+  add_stream_options(c, o->stream, kBackendKind | kCudaTuning | kReportFiles);
+  add_text(c, "--input,-i", o->input, "Input device: index or name substring (default: the default input)");
+  add_text(c, "--output,-o", o->output, "Output device: index, name substring or 'none' (input only)");
+  add_rate(c, "--rate", o->rate, "Sample rate in Hz, e.g. 48000 or 44.1k (default: the input device's)");
+  add_int(c, "--channels", o->channels, "Channels");
+  add_text(c, "--duration", o->duration, "Stop after this long, e.g. 10s (default: at SIGINT/SIGTERM)");
+  add_flag(c, "--live", o->live, "Show a live view once per second");
+  add_int(c, "--latency-chunks", o->latency_chunks, "Full duplex: the output of input chunk k plays at callback k + K");
+  return {c, [o] { return run_monitor(*o, stop_on_signals()); }};
+}
+
+}  // namespace cli
 
 }  // namespace chunkscope

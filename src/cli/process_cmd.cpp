@@ -4,8 +4,9 @@
 #include <vector>
 
 #include "src/backends.hpp"
-#include "src/io/audio_file.hpp"
+#include "src/cli/cli_support.hpp"
 #include "src/errors.hpp"
+#include "src/io/audio_file.hpp"
 
 namespace chunkscope {
 
@@ -42,10 +43,7 @@ ProcessResult process_file(const std::string& in, const std::string& out, const 
   const int fmt_out = output_format_for(out, info.format, info.channels, info.rate);
   AudioWriter wr(out, fmt_out, info.rate, info.channels);
   ProcessSpec spec{info.rate, info.channels, opt.chunk, opt.dtype};
-  BackendChoice choice;
-  choice.backend = opt.backend;
-  choice.cuda = opt.cuda;
-  auto be = make_backend(choice, plan, spec);
+  auto be = make_backend(opt.backend, plan, spec);
   ProcessResult res;
   res.rate = info.rate;
   res.channels = info.channels;
@@ -63,5 +61,41 @@ ProcessResult process_file(const std::string& in, const std::string& out, const 
   wr.commit();
   return res;
 }
+
+int run_process(const std::string& in, const std::string& out, const ProcessOptions& opt) {
+  const auto r = process_file(in, out, opt);
+  fmt::print("{} -> {}: {} frames ({:.3f} s, {} ch, {} Hz) in {} chunks of {} frames, {} dispatch(es) per chunk\n", in,
+             out, r.frames, static_cast<double>(r.frames) / r.rate, r.channels, r.rate, r.chunks, opt.chunk,
+             r.dispatches_per_chunk);
+  fmt::print("  read as {}; written as {}\n", r.in_format, r.out_format);
+  return kExitOk;
+}
+
+namespace cli {
+
+Command add_process_command(CLI::App& app) {
+  struct Args {
+    std::string input, output;
+    ProcessOptions opt;
+  };
+  auto a = std::make_shared<Args>();
+  ProcessOptions& o = a->opt;
+  auto* c = app.add_subcommand("process", "Run a file through the chain in chunks (single thread, no pacing)");
+  add_text(c, "input", a->input, "Input audio file (anything libsndfile reads)")->required();
+  add_text(c, "output", a->output, "Output file; format from its extension, else the input's")->required();
+  add_text(c, "--chain,-c", o.chain, "Chain spec")->required();
+  add_int(c, "--chunk,-n", o.chunk, "Frames per chunk (1..65536)");
+  add_parsed<DType>(c, "--dtype", o.dtype, "Sample type for processing: f32 or f64",
+                    [](const std::string& s) { return parse_dtype(s); }, dtype_name(o.dtype));
+  add_flag(c, "--no-fuse", o.fuse, "One pass per filter (the unfused baseline)", false);
+  add_parsed<BackendKind>(c, "--backend", o.backend.backend, "Processing backend: cpu or cuda",
+                          [](const std::string& s) { return parse_backend_kind(s); }, backend_name(o.backend.backend));
+  add_parsed<CudaOptions::Mode>(c, "--mode", o.backend.cuda.mode, "CUDA: eager or graph",
+                                [](const std::string& s) { return parse_cuda_mode(s); },
+                                cuda_mode_name(o.backend.cuda.mode));
+  return {c, [a] { return run_process(a->input, a->output, a->opt); }};
+}
+
+}  // namespace cli
 
 }  // namespace chunkscope

@@ -5,17 +5,9 @@
 #include <string>
 
 #include "src/backends.hpp"
+#include "src/options.hpp"
 
 namespace chunkscope {
-
-struct ProcessOptions {
-  std::string chain;
-  int chunk = 1024;
-  DType dtype = DType::f32;
-  bool fuse = true;
-  std::string backend = "cpu";  // cpu or cuda
-  CudaOptions cuda;
-};
 
 struct ProcessResult {
   std::int64_t frames = 0;
@@ -29,5 +21,9 @@ struct ProcessResult {
 /// Runs `in` through the chain into `out`. Throws InputError / RuntimeFailure; on any error
 /// the output file is not left behind.
 ProcessResult process_file(const std::string& in, const std::string& out, const ProcessOptions& opt);
+
+/// `chunkscope process IN OUT`: process_file and one line on what was read and written.
+/// Returns the exit code; throws as process_file.
+int run_process(const std::string& in, const std::string& out, const ProcessOptions& opt);
 
 }  // namespace chunkscope

@@ -169,7 +169,7 @@ Harness build_harness(const Subject& s) {
     bad(s.label, fmt::format("workload.signature.chain: {}", e.what()));
   }
   BackendChoice choice;
-  choice.backend = g.backend;
+  choice.backend = parse_backend_kind(g.backend, "workload.signature.backend");
   if (g.backend == "cuda") {
     if (g.mode != "eager" && g.mode != "graph")
       bad(s.label, fmt::format("workload.signature.mode '{}' is not eager or graph (backend cuda)", g.mode));

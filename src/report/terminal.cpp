@@ -134,12 +134,13 @@ void print_report(std::ostream& os, const RunReport& r) {
   }
   if (r.device) {
     const DeviceSection& d = *r.device;
-    line(fmt::format("device     {} -> {}: host API reports input {} / output {}; callback period p50 {}; xruns {} "
-                     "(input overflows {}, output underflows {}), underruns {}, late {}",
+    line(fmt::format("device     {} -> {}: host API reports input {} / output {}; measured end-to-end p95 {}; callback "
+                     "period p50 {}; xruns {}, underruns {}, late {}",
                      d.input, d.output, fmt_time(d.reported_input_latency_s * 1e9),
                      d.duplex ? fmt_time(d.reported_output_latency_s * 1e9) : std::string("-"),
+                     r.latency.has_data() ? fmt_time(double(r.latency.p95)) : std::string("-"),
                      d.callback_period.has_data() ? fmt_time(double(d.callback_period.p50)) : std::string("-"), d.xruns,
-                     d.input_overflows, d.output_underflows, d.underruns, d.late_chunks));
+                     d.underruns, d.late_chunks));
   }
   if (k.counted < 100)
     line(fmt::format("note       only {} counted chunks: p99 and p99.9 rest on fewer than 100 samples", k.counted));

@@ -1,0 +1,86 @@
+#include "src/cli/bench_cmd.hpp"
+
+#include <cstdio>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "src/backends.hpp"
+#include "src/bench.hpp"
+#include "src/cli/cli_support.hpp"
+#include "src/errors.hpp"
+#include "src/io/output_file.hpp"
+
+namespace chunkscope {
+
+int run_bench(const BenchCommandOptions& o) {
+  using nlohmann::json;
+  BenchOptions opt = o.grid;
+  for (int c : opt.channels)
+    if (c < 1 || c > kMaxChannels) throw InputError(fmt::format("--channels: {} is out of range 1..64", c));
+  for (int s : opt.sections)
+    if (s < 1 || s > 256) throw InputError(fmt::format("--sections: {} is out of range 1..256", s));
+  for (int n : opt.chunks) check_chunk_frames(n, "--chunks");
+  if (opt.repeats < 1) throw InputError("--repeats: must be 1 or more");
+  if (o.quick) opt.seconds_per_repeat = kBenchQuickSecondsPerRepeat;
+
+  fmt::print("{:<8} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10} {:>10} {:>10} {:>12}\n", "chain", "dtype", "ch", "sec", "chunk",
+             "disp", "Gbq-s/s", "min", "max", "ns/chunk");
+  auto rows = run_filter_bench(opt, [](const BenchRow& r) {
+    fmt::print("{:<8} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.0f}\n",
+               r.fused ? "fused" : "unfused", dtype_name(r.dtype), r.channels, r.sections, r.chunk, r.dispatches,
+               r.median_gbs, r.min_gbs, r.max_gbs, r.median_ns_per_chunk);
+    std::fflush(stdout);
+  });
+  fmt::print("Gbq-s/s: 1e9 biquad-samples per second (sections x frames x channels / s), median of {} repeats\n",
+             opt.repeats);
+  if (!o.json_path.empty()) {
+    json j;
+    j["schema"] = "chunkscope.bench/1";
+    j["unit"] = "1e9 biquad-samples per second";
+    j["repeats"] = opt.repeats;
+    json a = json::array();
+    for (const auto& r : rows)
+      a.push_back({{"fused", r.fused}, {"dtype", dtype_name(r.dtype)}, {"channels", r.channels}, {"sections", r.sections},
+                   {"chunk", r.chunk}, {"dispatches", r.dispatches}, {"median_gbs", r.median_gbs},
+                   {"min_gbs", r.min_gbs}, {"max_gbs", r.max_gbs}, {"median_ns_per_chunk", r.median_ns_per_chunk}});
+    j["rows"] = a;
+    write_json_file(o.json_path, j);
+  }
+  return kExitOk;
+}
+
+namespace cli {
+
+namespace {
+template <class T, class F>
+std::string joined(const std::vector<T>& v, F name) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ",") + name(x);
+  return s;
+}
+std::string int_text(int v) { return std::to_string(v); }
+}  // namespace
+
+Command add_bench_command(CLI::App& app) {
+  auto o = std::make_shared<BenchCommandOptions>();
+  BenchOptions& g = o->grid;
+  auto* c = app.add_subcommand("bench", "CPU filter throughput, fused and unfused, in biquad-samples per second");
+  add_list<int>(c, "--channels", g.channels, "Channel counts", whole_number("--channels"), joined(g.channels, int_text))
+      ->type_name("INT");
+  add_list<int>(c, "--sections", g.sections, "Sections per chain", whole_number("--sections"),
+                joined(g.sections, int_text))
+      ->type_name("INT");
+  add_list<int>(c, "--chunks", g.chunks, "Chunk sizes in frames", whole_number("--chunks"), joined(g.chunks, int_text))
+      ->type_name("INT");
+  add_list<DType>(c, "--dtype", g.dtypes, "Sample types: f32, f64 or both",
+                  [](const std::string& s) { return parse_dtype(s); },
+                  joined(g.dtypes, [](DType d) { return std::string(dtype_name(d)); }));
+  add_int(c, "--repeats", g.repeats, "Timed repeats per configuration (the median is reported)");
+  add_text(c, "--json", o->json_path, "Also write the rows as JSON to this file");
+  add_flag(c, "--quick", o->quick, "Shorter repeats (a rough figure in a few seconds)");
+  return {c, [o] { return run_bench(*o); }};
+}
+
+}  // namespace cli
+
+}  // namespace chunkscope

@@ -1,0 +1,337 @@
+#include "src/cli/cli_support.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <csignal>
+#include <fmt/format.h>
+#include <iostream>
+
+#include "src/backends.hpp"
+#include "src/chain_spec.hpp"
+#include "src/errors.hpp"
+
+namespace chunkscope::cli {
+
+namespace {
+
+// The name errors use for an option: its first long name, else its first name.
+std::string flag_name(const std::string& names) {
+  std::string first;
+  std::size_t pos = 0;
+  while (pos <= names.size()) {
+    const auto end = std::min(names.find(',', pos), names.size());
+    std::string n = names.substr(pos, end - pos);
+    n.erase(0, n.find_first_not_of(' '));
+    n.erase(n.find_last_not_of(' ') + 1);
+    if (n.rfind("--", 0) == 0) return n;
+    if (first.empty()) first = n;
+    pos = end + 1;
+  }
+  return first;
+}
+
+long long parse_whole(const std::string& s, const std::string& flag, long long lo, long long hi) {
+  long long v = 0;
+  const char* first = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
+  const char* last = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(first, last, v);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && ptr == last && (v < lo || v > hi)))
+    throw InputError(fmt::format("{}: {} is out of range {}..{}", flag, s, lo, hi));
+  if (ec != std::errc() || ptr != last || s.empty()) throw InputError(fmt::format("{}: '{}' is not a whole number", flag, s));
+  return v;
+}
+
+std::string number_text(double v) {
+  if (v == static_cast<double>(static_cast<long long>(v))) return fmt::format("{}", static_cast<long long>(v));
+  return fmt::format("{}", v);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- options
+
+CLI::Option* add_text(CLI::App* c, const std::string& names, std::string& field, const std::string& desc) {
+  auto* o = c->add_option(names, field, desc);
+  if (!field.empty()) o->capture_default_str();
+  return o;
+}
+
+CLI::Option* add_int(CLI::App* c, const std::string& names, int& field, const std::string& desc, long long lo,
+                     long long hi) {
+  const std::string flag = flag_name(names);
+  auto* o = c->add_option_function<std::string>(
+      names, [&field, flag, lo, hi](const std::string& s) { field = static_cast<int>(parse_whole(s, flag, lo, hi)); },
+      desc);
+  return o->type_name("INT")->default_str(std::to_string(field));
+}
+
+CLI::Option* add_int(CLI::App* c, const std::string& names, long long& field, const std::string& desc) {
+  const std::string flag = flag_name(names);
+  auto* o = c->add_option_function<std::string>(
+      names, [&field, flag](const std::string& s) { field = parse_whole(s, flag, LLONG_MIN, LLONG_MAX); }, desc);
+  return o->type_name("INT")->default_str(std::to_string(field));
+}
+
+std::function<int(const std::string&)> whole_number(const std::string& flag, long long lo, long long hi) {
+  return [flag, lo, hi](const std::string& s) { return static_cast<int>(parse_whole(s, flag, lo, hi)); };
+}
+
+CLI::Option* add_rate(CLI::App* c, const std::string& names, double& field, const std::string& desc) {
+  const std::string flag = flag_name(names);
+  auto* o = c->add_option_function<std::string>(
+      names, [&field, flag](const std::string& s) { field = parse_frequency(s, flag); }, desc);
+  o->type_name("HZ");
+  if (field != 0) o->default_str(number_text(field));
+  return o;
+}
+
+CLI::Option* add_flag(CLI::App* c, const std::string& names, bool& field, const std::string& desc, bool value) {
+  return c->add_flag_callback(names, [&field, value] { field = value; }, desc);
+}
+
+void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
+  add_text(c, "--chain,-c", o.chain, "Chain spec (empty: no processing, to measure the engine alone)");
+  add_int(c, "--chunk,-n", o.chunk, "Frames per chunk (1..65536)");
+  if (groups & kDtype)
+    add_parsed<DType>(c, "--dtype", o.dtype, "Sample type: f32 or f64",
+                      [](const std::string& s) { return parse_dtype(s); }, dtype_name(o.dtype));
+  add_flag(c, "--no-fuse", o.fuse, "One pass per filter (the unfused baseline)", false);
+  if (groups & kSpeed) add_text(c, "--speed", o.speed, "Replay speed: a factor (1 = real time) or 'max'");
+  add_int(c, "--warmup", o.warmup, "First chunks reported apart and left out of the statistics");
+  add_text(c, "--margin", o.margin, "Transport/encoding margin: a time (1.5ms) or a share of D (20%)");
+  add_int(c, "--queue-depth", o.queue_depth,
+          "Capacity of the source->processor queue; a paced source drops when it is full (the sink side never drops)");
+  if (groups & kFileOutput) add_text(c, "--output,-o", o.output, "Write the processed stream to this file (default: discard)");
+  if (groups & kReportFiles) {
+    add_text(c, "--json", o.json_path, "Write the report as JSON (schema chunkscope.report/1)");
+    add_text(c, "--hgrm", o.hgrm_dir, "Write one HdrHistogram .hgrm file per stage into this folder");
+    add_text(c, "--trace", o.trace_path, "Write a Chrome trace (Perfetto, chrome://tracing)");
+    add_text(c, "--report-dir", o.report_dir, "Write report.json, trace.json and hgrm/ into this folder");
+  }
+  add_flag(c, "--fail-on-miss", o.fail_on_miss, "Exit 1 when p95 headroom is negative or any chunk missed or dropped");
+  add_flag(c, "--quiet,-q", o.quiet, "No terminal report");
+  add_parsed<std::size_t>(
+      c, "--series-limit", o.series_limit, "Per-chunk points kept in the JSON report for plots (0: none)",
+      [](const std::string& s) {
+        return static_cast<std::size_t>(
+            parse_whole(s, "--series-limit", 0, static_cast<long long>(kMaxSeriesLimit)));
+      },
+      std::to_string(o.series_limit))
+      ->type_name("INT");
+  if (groups & kBackendKind) {
+    add_parsed<BackendKind>(c, "--backend", o.backend.backend, "Processing backend: cpu or cuda",
+                            [](const std::string& s) { return parse_backend_kind(s); }, backend_name(o.backend.backend));
+    add_parsed<CudaOptions::Mode>(c, "--mode", o.backend.cuda.mode,
+                                  "CUDA: eager (steps launched one by one) or graph (CUDA graph replay)",
+                                  [](const std::string& s) { return parse_cuda_mode(s); },
+                                  cuda_mode_name(o.backend.cuda.mode));
+  }
+  if (groups & kCudaTuning) {
+    add_parsed<bool>(c, "--gpu-timing", o.backend.cuda.gpu_timing,
+                     "CUDA: on (events time H2D, kernels, D2H) or off (no events)",
+                     [](const std::string& s) { return parse_on_off(s, "--gpu-timing"); },
+                     on_off(o.backend.cuda.gpu_timing));
+    add_parsed<bool>(c, "--short-chunk", o.backend.cuda.recapture_on_shape_change,
+                     "CUDA graph mode, a chunk shorter than the captured shape: eager (run it eagerly) or recapture",
+                     [](const std::string& s) { return parse_short_chunk(s); },
+                     short_chunk_name(o.backend.cuda.recapture_on_shape_change));
+  }
+}
+
+// ---------------------------------------------------------------- usage errors
+
+namespace {
+
+// The edit distance of a and b: insertions, deletions, substitutions and swaps of two
+// neighbours each count 1.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  // optimal string alignment: Levenshtein plus swaps of neighbours
+  const std::size_t n = a.size(), m = b.size();
+  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
+  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= n; ++i)
+    for (std::size_t j = 1; j <= m; ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[n][m];
+}
+
+// The candidate closest to `word` within an edit distance of 2 ("" when none).
+std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = 3;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> long_names(const CLI::App* app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* o : app->get_options())
+    for (const auto& n : o->get_lnames()) out.push_back("--" + n);
+  return out;
+}
+
+bool takes_option(const CLI::App* app, const std::string& flag) {
+  for (const auto& n : long_names(app))
+    if (n == flag) return true;
+  return false;
+}
+
+std::string command_list(const std::vector<Command>& commands) {
+  std::string s;
+  for (const auto& c : commands) s += (s.empty() ? "" : ", ") + c.app->get_name();
+  return s;
+}
+
+int usage_error(const std::string& line) {
+  std::cerr << "chunkscope: " << line << "\n";
+  return kExitUsage;
+}
+
+// A word left over on the command line of `sub` (nullptr: before any command).
+int leftover_error(const CLI::App& app, const CLI::App* sub, const std::vector<Command>& commands,
+                   const std::string& word) {
+  const std::string see = sub ? fmt::format("see chunkscope {} --help", sub->get_name()) : "see chunkscope --help";
+  const std::string where = sub ? sub->get_name() + ": " : "";
+  if (word.size() > 1 && word[0] == '-') {
+    const std::string flag = word.substr(0, word.find('='));
+    const CLI::App* owner = sub ? sub : &app;
+    std::string hint;
+    if (flag.rfind("--", 0) == 0) {
+      const std::string near = closest(flag, long_names(owner));
+      if (!near.empty()) hint = fmt::format(": did you mean '{}'?", near);
+    }
+    if (hint.empty() && sub) {
+      std::vector<std::string> others;
+      for (const auto& c : commands)
+        if (c.app != sub && takes_option(c.app, flag)) others.push_back(c.app->get_name());
+      if (!others.empty()) {
+        std::string list;
+        for (std::size_t i = 0; i < others.size(); ++i)
+          list += (i == 0 ? "" : i + 1 == others.size() ? " and " : ", ") + others[i];
+        return usage_error(fmt::format("{}unknown option '{}' ({} {} it; {})", where, flag, list,
+                                       others.size() == 1 ? "takes" : "take", see));
+      }
+    }
+    return usage_error(fmt::format("{}unknown option '{}'{} ({})", where, flag, hint, see));
+  }
+  if (!sub) {
+    std::vector<std::string> names;
+    for (const auto& c : commands) names.push_back(c.app->get_name());
+    const std::string near = closest(word, names);
+    return usage_error(fmt::format("unknown command '{}'{} (commands: {})", word,
+                                   near.empty() ? "" : fmt::format(": did you mean '{}'?", near),
+                                   command_list(commands)));
+  }
+  return usage_error(fmt::format("{}unexpected argument '{}' ({})", where, word, see));
+}
+
+// A parse error that is not a left-over word, in the project's words.
+int parse_error(const CLI::App* sub, const CLI::ParseError& e) {
+  const std::string where = sub ? sub->get_name() + ": " : "";
+  const std::string see = sub ? fmt::format("see chunkscope {} --help", sub->get_name()) : "see chunkscope --help";
+  if (dynamic_cast<const CLI::RequiredError*>(&e) && sub) {
+    for (const CLI::Option* o : sub->get_options())
+      if (o->get_required() && o->count() == 0) {
+        if (o->get_lnames().empty() && o->get_snames().empty())
+          return usage_error(fmt::format("{}missing argument '{}' ({})", where, o->get_name(), see));
+        return usage_error(fmt::format("{}{} is required ({})", where, o->get_name(), see));
+      }
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
+    const std::string what = e.what();
+    const std::string flag = what.substr(0, what.find(':'));
+    if (what.find("missing") != std::string::npos) return usage_error(fmt::format("{}{} needs a value ({})", where, flag, see));
+    if (what.find("At Most") != std::string::npos)
+      return usage_error(fmt::format("{}{} is given more than once ({})", where, flag, see));
+  }
+  return usage_error(fmt::format("{}{} ({})", where, e.what(), see));
+}
+
+}  // namespace
+
+int parse_command_line(CLI::App& app, int argc, char** argv, const std::vector<Command>& commands,
+                       const Command** chosen) {
+  app.allow_extras();
+  for (const auto& c : commands) c.app->allow_extras();
+  // A word the command line does not know comes first: it is the likeliest cause of any
+  // other complaint (a misspelt --chain makes --chain missing).
+  auto leftover = [&](const CLI::App* sub) -> int {
+    const auto words = app.remaining(true);
+    return words.empty() ? kRunCommand : leftover_error(app, sub, commands, words.front());
+  };
+  auto selected = [&]() -> const CLI::App* {
+    const auto subs = app.get_subcommands();
+    return subs.empty() ? nullptr : subs.front();
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    const CLI::App* sub = selected();
+    if (const int rc = leftover(sub); rc != kRunCommand) return rc;
+    if (!sub) return usage_error(fmt::format("no command given (commands: {}; see chunkscope --help)", command_list(commands)));
+    return parse_error(sub, e);
+  } catch (const InputError& e) {
+    if (const int rc = leftover(selected()); rc != kRunCommand) return rc;
+    return usage_error(e.what());
+  }
+  const CLI::App* sub = selected();
+  if (const int rc = leftover(sub); rc != kRunCommand) return rc;
+  for (const auto& c : commands)
+    if (c.app == sub) *chosen = &c;
+  if (!*chosen) return usage_error(fmt::format("no command given (commands: {}; see chunkscope --help)", command_list(commands)));
+  return kRunCommand;
+}
+
+int run_command(const Command& command) {
+  try {
+    return command.run();
+  } catch (const InputError& e) {
+    std::cerr << "chunkscope: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const RuntimeFailure& e) {
+    std::cerr << "chunkscope: " << e.what() << "\n";
+    return kExitRuntime;
+  } catch (const std::exception& e) {
+    std::cerr << "chunkscope: internal error: " << e.what() << "\n";
+    return kExitRuntime;
+  }
+}
+
+// ---------------------------------------------------------------- signals
+
+namespace {
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+extern "C" void on_stop_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
+}  // namespace
+
+const std::atomic<bool>* stop_on_signals() {
+  static const bool installed = [] {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    return true;
+  }();
+  (void)installed;
+  return &g_stop;
+}
+
+}  // namespace chunkscope::cli

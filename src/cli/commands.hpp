@@ -1,0 +1,34 @@
+#pragma once
+// The commands of the chunkscope executable. Each command file registers its subcommand and
+// its options (bound to the option structs of src/options.hpp, whose values are the
+// defaults --help shows) and says how to run it; main.cpp parses and dispatches.
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace chunkscope::cli {
+
+/// A registered command: its subcommand and what running it does (returns the exit code;
+/// may throw InputError or RuntimeFailure, which the dispatcher maps to exit 2 and 3).
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_chain_command(CLI::App& app);        // chain_cmd.cpp
+Command add_process_command(CLI::App& app);      // process_cmd.cpp
+Command add_bench_command(CLI::App& app);        // bench_cmd.cpp
+Command add_replay_command(CLI::App& app);       // stream_cmd.cpp
+Command add_synth_command(CLI::App& app);        // stream_cmd.cpp
+Command add_devices_command(CLI::App& app);      // devices_cmd.cpp
+Command add_monitor_command(CLI::App& app);      // monitor_cmd.cpp
+// compare, report, cadence and stage-bench run in their own files (compare_cmd.cpp,
+// report_cmd.cpp, stage_bench.cpp); their options are registered in compare_report_cli.cpp.
+Command add_compare_command(CLI::App& app);
+Command add_report_command(CLI::App& app);
+Command add_cadence_command(CLI::App& app);
+Command add_stage_bench_command(CLI::App& app);
+
+}  // namespace chunkscope::cli

@@ -1,0 +1,333 @@
+#include "src/stream_session.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <sndfile.h>
+#include <unistd.h>
+#include <utility>
+
+#include "src/chain_spec.hpp"
+#include "src/environment.hpp"
+#include "src/errors.hpp"
+#include "src/io/file_stream.hpp"
+#include "src/io/output_file.hpp"
+#include "src/report/schema.hpp"
+#include "src/report/terminal.hpp"
+#include "src/report/trace.hpp"
+
+namespace chunkscope {
+
+namespace fs = std::filesystem;
+
+std::int64_t parse_margin_ns(const std::string& text, std::int64_t chunk_ns) {
+  std::int64_t m = 0;
+  if (!text.empty() && text.back() == '%') {
+    const double pct = parse_number(text.substr(0, text.size() - 1), "--margin");
+    if (pct < 0) throw InputError(fmt::format("--margin: {} is negative", text));
+    m = static_cast<std::int64_t>(std::llround(pct / 100.0 * static_cast<double>(chunk_ns)));
+  } else {
+    m = parse_duration_ns(text, "--margin");
+  }
+  if (m >= chunk_ns)
+    throw InputError(fmt::format("--margin: {} ({:.3f} ms) is not below the chunk duration D = {:.3f} ms: no budget left",
+                                 text, m / 1e6, chunk_ns / 1e6));
+  return m;
+}
+
+namespace {
+
+// Checks an output location before streaming starts, so a bad path fails at once.
+void check_writable_file(const std::string& path, const char* flag) {
+  if (path.empty()) return;
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw InputError(fmt::format("{} '{}': folder '{}' does not exist", flag, path, dir.string()));
+  const fs::path probe = dir / fmt::format(".chunkscope-probe-{}", ::getpid());
+  std::ofstream o(probe);
+  if (!o) throw InputError(fmt::format("{} '{}': folder '{}' is not writable", flag, path, dir.string()));
+  o.close();
+  fs::remove(probe, ec);
+}
+
+void check_writable_dir(const std::string& dir, const char* flag) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError(fmt::format("{} '{}': not a folder", flag, dir));
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("{} '{}': cannot create ({})", flag, dir, ec.message()));
+  check_writable_file((fs::path(dir) / "x").string(), flag);
+}
+
+// D and the margin at `rate` and `speed`, and the budget `budget_chunks` x D - margin.
+void set_timing(StreamSetup& su, const StreamOptions& opt, int budget_chunks) {
+  const double eff_speed = su.max_speed ? 1.0 : su.speed;
+  su.chunk_ns = static_cast<std::int64_t>(std::llround(opt.chunk * 1e9 / (su.rate * eff_speed)));
+  su.margin_ns = parse_margin_ns(opt.margin, su.chunk_ns);
+  su.budget_ns = budget_chunks * su.chunk_ns - su.margin_ns;
+}
+
+// The workload's backend fields from a prepared backend and the choice that made it: name,
+// mode, state values, GPU timing, short-chunk policy, counters.
+void describe_backend(Workload& w, const Backend& backend, const BackendChoice& choice) {
+  w.backend = backend.name();
+  w.mode = backend.mode();
+  w.state_values = backend.state_values();
+  w.gpu_timing = choice.backend == BackendKind::cuda && choice.cuda.gpu_timing;
+  w.short_chunk = short_chunk_name(choice.cuda.recapture_on_shape_change);
+  w.counters = backend.counters();
+}
+
+// The terminal report (unless quiet) and the files in `paths`.
+void write_reports(const RunReport& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
+                   const ReportPaths& paths, bool quiet) {
+  if (!quiet) print_report(std::cout, report);
+  if (!paths.json.empty()) write_json_file(paths.json, to_json(report));
+  if (!paths.hgrm.empty()) write_hgrm_files(paths.hgrm, stats);
+  if (!paths.trace.empty()) write_json_file(paths.trace, build_trace(engine.trace(), trace_threads(er)));
+}
+
+// One line for a stage failure, with the backend's own error text when it has one.
+std::string describe_failure(Status st, const Backend& backend) {
+  const std::string extra = backend.last_error();
+  return extra.empty() ? describe(st) : fmt::format("{} ({})", describe(st), extra);
+}
+
+}  // namespace
+
+ReportPaths resolve_report_paths(const StreamOptions& opt) {
+  ReportPaths p{opt.json_path, opt.hgrm_dir, opt.trace_path};
+  if (!opt.report_dir.empty()) {
+    check_writable_dir(opt.report_dir, "--report-dir");
+    if (p.json.empty()) p.json = (fs::path(opt.report_dir) / "report.json").string();
+    if (p.hgrm.empty()) p.hgrm = (fs::path(opt.report_dir) / "hgrm").string();
+    if (p.trace.empty()) p.trace = (fs::path(opt.report_dir) / "trace.json").string();
+  }
+  check_writable_file(p.json, "--json");
+  check_writable_file(p.trace, "--trace");
+  check_writable_dir(p.hgrm, "--hgrm");
+  return p;
+}
+
+void check_stream_options(const StreamOptions& opt) {
+  check_chunk_frames(opt.chunk);
+  if (opt.queue_depth < 1 || opt.queue_depth > 4096)
+    throw InputError(fmt::format("--queue-depth: {} is out of range 1..4096", opt.queue_depth));
+  if (opt.warmup < 0) throw InputError(fmt::format("--warmup: {} is negative", opt.warmup));
+  if (opt.series_limit > kMaxSeriesLimit)
+    throw InputError(fmt::format("--series-limit: {} is out of range 0..{}", opt.series_limit, kMaxSeriesLimit));
+}
+
+StreamSetup setup_stream(const std::string& command, const std::string& input, const StreamOptions& opt) {
+  check_stream_options(opt);
+  StreamSetup su;
+  su.command = command;
+  su.input = input;
+  if (opt.speed == "max") {
+    su.max_speed = true;
+  } else {
+    su.speed = parse_number(opt.speed, "--speed");
+    if (!(su.speed > 0)) throw InputError(fmt::format("--speed: {} must be above 0 (or 'max')", opt.speed));
+    if (su.speed > 1000) throw InputError(fmt::format("--speed: {} is above 1000 (use 'max')", opt.speed));
+  }
+  if (command == "replay") {
+    FileSource fsrc(input, opt.dtype);
+    su.rate = fsrc.info().rate;
+    su.channels = fsrc.info().channels;
+    su.in_format = fsrc.info().format;
+    su.total_frames = fsrc.total_frames();
+    if (opt.expect_rate > 0 && opt.expect_rate != su.rate)
+      throw InputError(fmt::format("--rate: {} Hz does not match '{}' ({} Hz)", opt.expect_rate, input, su.rate));
+    if (opt.expect_channels > 0 && opt.expect_channels != su.channels)
+      throw InputError(
+          fmt::format("--channels: {} does not match '{}' ({} channels)", opt.expect_channels, input, su.channels));
+    if (su.channels > kMaxChannels)
+      throw InputError(fmt::format("input '{}': {} channels, at most {} are supported", input, su.channels, kMaxChannels));
+    su.input_desc.kind = InputDesc::Kind::file;
+    su.input_desc.path = input;
+  } else {
+    if (!(opt.rate >= 1000 && opt.rate <= 768000))
+      throw InputError(fmt::format("--rate: {} Hz is out of range 1000..768000", opt.rate));
+    if (opt.channels < 1 || opt.channels > kMaxChannels)
+      throw InputError(fmt::format("--channels: {} is out of range 1..{}", opt.channels, kMaxChannels));
+    const SynthSpec sp = parse_synth(opt.signal, opt.rate);
+    const auto dur = parse_duration_ns(opt.duration, "--duration");
+    if (dur <= 0) throw InputError("--duration: must be above 0");
+    su.rate = opt.rate;
+    su.channels = opt.channels;
+    su.in_format = SF_FORMAT_WAV | SF_FORMAT_FLOAT;
+    su.total_frames = static_cast<std::int64_t>(std::llround(static_cast<double>(dur) * 1e-9 * opt.rate));
+    su.input_desc.kind = InputDesc::Kind::synth;
+    su.input_desc.signal = sp.text;
+    su.input_desc.rate = su.rate;
+    su.input_desc.channels = su.channels;
+    su.input_desc.frames = su.total_frames;
+  }
+  su.expected_chunks = (su.total_frames + opt.chunk - 1) / opt.chunk;
+  su.plan = plan_for(su, opt, opt.fuse);
+  set_timing(su, opt, 1);
+  return su;
+}
+
+StreamSetup setup_device_stream(const StreamOptions& opt, double rate, int channels, int budget_chunks,
+                                std::int64_t duration_ns, InputDesc input_desc) {
+  check_stream_options(opt);
+  if (opt.dtype != DType::f32) throw InputError("--dtype: monitor runs in f32 (PortAudio delivers float32 samples)");
+  StreamSetup su;
+  su.command = "monitor";
+  su.rate = rate;
+  su.channels = channels;
+  su.total_frames = -1;
+  // per-chunk points: as many as the duration needs (plus slack), else up to --series-limit
+  if (duration_ns > 0)
+    su.expected_chunks = static_cast<std::int64_t>(static_cast<double>(duration_ns) * 1e-9 * rate / opt.chunk) + 64;
+  su.input_desc = std::move(input_desc);
+  su.plan = plan_for(su, opt, opt.fuse);
+  set_timing(su, opt, budget_chunks);
+  return su;
+}
+
+Plan plan_for(const StreamSetup& su, const StreamOptions& opt, bool fuse) {
+  if (!su.plan.spec.empty() && su.plan.fused == fuse) return su.plan;
+  if (opt.chain.empty()) {
+    Plan plan;
+    plan.rate = su.rate;
+    plan.fused = fuse;
+    return plan;
+  }
+  return plan_chain(opt.chain, su.rate, fuse);
+}
+
+std::unique_ptr<ChunkSource> open_source(const StreamSetup& su, const StreamOptions& opt) {
+  if (su.command == "replay") return std::make_unique<FileSource>(su.input, opt.dtype);
+  SynthSpec sp = parse_synth(opt.signal, opt.rate);
+  sp.channels = su.channels;
+  sp.frames = su.total_frames;
+  return std::make_unique<SynthSource>(sp, opt.dtype);
+}
+
+RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt, int rounds) {
+  RunStatsConfig sc;
+  sc.chunk_ns = su.chunk_ns;
+  sc.budget_ns = su.budget_ns;
+  sc.paced = !su.max_speed;
+  sc.warmup = static_cast<std::uint64_t>(opt.warmup);
+  sc.media_ns_per_frame = 1e9 / (su.rate * (su.max_speed ? 1.0 : su.speed));
+  sc.series_capacity = opt.series_limit;
+  if (su.expected_chunks >= 0)
+    sc.series_capacity = std::min(opt.series_limit, static_cast<std::size_t>(su.expected_chunks) *
+                                                        static_cast<std::size_t>(std::max(1, rounds)));
+  return sc;
+}
+
+EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std::size_t trace_capacity) {
+  EngineConfig ec;
+  ec.spec = ProcessSpec{su.rate, su.channels, opt.chunk, opt.dtype};
+  ec.queue_depth = opt.queue_depth;
+  ec.speed = su.speed;
+  ec.max_speed = su.max_speed;
+  ec.trace_capacity = trace_capacity;
+  // Hashing a chunk costs time on the processor thread: only warm-up chunks, which the
+  // statistics leave out, are checksummed.
+  ec.checksum_chunks = std::min<std::size_t>(64, static_cast<std::size_t>(opt.warmup));
+  return ec;
+}
+
+Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Backend& backend,
+                       const ChunkSource& source, const ChunkSink& sink) {
+  Workload w;
+  w.command = su.command;
+  w.source = source.describe();
+  w.sink = sink.describe();
+  w.rate = su.rate;
+  w.channels = su.channels;
+  w.chunk_frames = opt.chunk;
+  w.dtype = opt.dtype;
+  w.warmup = static_cast<std::uint64_t>(opt.warmup);
+  w.max_speed = su.max_speed;
+  w.speed = su.speed;
+  w.margin_text = opt.margin;
+  w.margin_ns = su.margin_ns;
+  w.queue_depth = opt.queue_depth;
+  w.media_seconds = static_cast<double>(su.total_frames) / su.rate;
+  w.input = su.input_desc;
+  describe_backend(w, backend, opt.backend);
+  return w;
+}
+
+// ---------------------------------------------------------------- StreamSession
+
+StreamSession::StreamSession(StreamSetup setup, const StreamOptions& opt, ReportPaths paths)
+    : su_(std::move(setup)), opt_(opt), paths_(std::move(paths)) {}
+
+EngineConfig StreamSession::engine_config() const {
+  return chunkscope::engine_config(su_, opt_, paths_.trace.empty() ? 0 : opt_.trace_capacity);
+}
+
+void StreamSession::prepare(ChunkSource& source, ChunkSink& sink, const EngineConfig& ec,
+                            stats::IntervalRecorder* live_latency, stats::IntervalRecorder* live_jitter) {
+  backend_ = make_backend(opt_.backend, su_.plan, ec.spec);
+  stats_.prepare(stats_config(su_, opt_));
+  if (live_latency || live_jitter) stats_.enable_live(live_latency, live_jitter);
+  if (!ok(engine_.prepare(ec, *backend_, source, sink, stats_)))
+    throw RuntimeFailure("engine: prepare failed (invalid configuration)");
+  source_ = &source;
+  sink_ = &sink;
+}
+
+void StreamSession::run(const std::atomic<bool>* stop) {
+  engine_.watch_stop_flag(stop);
+  result_ = engine_.run();
+}
+
+RunOutcome StreamSession::outcome() const {
+  const EngineResult& er = result_;
+  RunOutcome o;
+  if (er.status == Status::interrupted && ok(er.process_status) && ok(er.sink_status)) {
+    o.state = RunState::interrupted;
+    o.reason = "stopped by a signal; the chunks in flight were finished";
+  } else if (!ok(er.source_status) && er.source_status != Status::end_of_stream) {
+    const auto* file = dynamic_cast<const FileSource*>(source_);
+    o.state = RunState::incomplete;
+    o.reason = file && file->truncated() ? fmt::format("input '{}' ended after {} of {} frames", su_.input,
+                                                       file->delivered(), file->total_frames())
+                                         : fmt::format("source failed: {}", describe(er.source_status));
+  } else if (!ok(er.process_status)) {
+    o.state = RunState::incomplete;
+    o.reason = fmt::format("processing failed: {}", describe_failure(er.process_status, *backend_));
+  } else if (!ok(er.sink_status)) {
+    o.state = RunState::incomplete;
+    o.reason = fmt::format("sink '{}' failed: {}", sink_->describe(), describe(er.sink_status));
+  }
+  return o;
+}
+
+Workload StreamSession::workload() const {
+  Workload w = make_workload(su_, opt_, *backend_, *source_, *sink_);
+  if (su_.total_frames < 0) w.media_seconds = static_cast<double>(stats_.frames) / su_.rate;  // a live device
+  return w;
+}
+
+RunReport StreamSession::report(const Workload& w, const RunOutcome& outcome, std::optional<DeviceSection> device) const {
+  return build_run_report(w, su_.plan, probe_environment(), stats_, result_, outcome, std::move(device));
+}
+
+void StreamSession::write(const RunReport& report) const {
+  write_reports(report, stats_, engine_, result_, paths_, opt_.quiet);
+}
+
+int StreamSession::finish(const RunReport& report, const RunOutcome& outcome, bool also_broken) const {
+  if (outcome.state == RunState::incomplete) {
+    std::cerr << "chunkscope: " << outcome.reason << " (report marked incomplete)\n";
+    return kExitRuntime;
+  }
+  if (opt_.fail_on_miss && (budget_broken(report) || also_broken)) return kExitMiss;
+  return kExitOk;
+}
+
+}  // namespace chunkscope

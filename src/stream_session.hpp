@@ -1,0 +1,147 @@
+#pragma once
+// One stream from its options to its report, shared by replay, synth, monitor and compare.
+//
+// Design: a stream goes through four steps.
+//   setup    setup_stream (a file or a synthetic signal) or setup_device_stream (a live
+//            device): every option checked and resolved before any backend exists (the
+//            source's rate and channels, the plan, D, margin and budget), so bad input fails
+//            before anything streams; resolve_report_paths checks where the files go.
+//   prepare  StreamSession::prepare: the backend for the plan, the statistics, and the
+//            engine over a source and a sink.
+//   run      StreamSession::run: the engine until the source ends, the stop flag is raised
+//            or a stage fails (a device's callback feeds it from outside).
+//   outcome  StreamSession::outcome reads the engine's result (a monitor adds its own
+//            reading of a device that stopped); then report(), write() and finish().
+// compare runs several variants over one setup with the free functions (open_source,
+// plan_for, stats_config, engine_config, make_workload). Not real-time.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "rt/backend.hpp"
+#include "rt/engine.hpp"
+#include "rt/run_stats.hpp"
+#include "src/backends.hpp"
+#include "src/options.hpp"
+#include "src/plan.hpp"
+#include <optional>
+
+#include "src/report/build.hpp"
+
+namespace chunkscope {
+
+// ---------------------------------------------------------------- setup
+
+/// Parses "1.5ms" or "20%" against chunk duration D (ns). Throws InputError, also when the
+/// margin leaves no budget (margin >= D).
+std::int64_t parse_margin_ns(const std::string& text, std::int64_t chunk_ns);
+
+struct ReportPaths {
+  std::string json, hgrm, trace;
+};
+
+/// The report files asked for (--report-dir fills in the ones not given), checked for
+/// writability before anything streams. Throws InputError.
+ReportPaths resolve_report_paths(const StreamOptions& opt);
+
+/// Everything a stream's options resolve to before any backend exists: the source's rate
+/// and channels, the plan, D, the margin and budget, and the description of the input.
+struct StreamSetup {
+  std::string command;  // replay, synth, monitor
+  std::string input;    // replay: the file
+  double rate = 0;
+  int channels = 0;
+  int in_format = 0;    // libsndfile format of the input (output format default)
+  bool max_speed = false;
+  double speed = 1;
+  Plan plan;            // planned with opt.fuse
+  std::int64_t chunk_ns = 0, margin_ns = 0;
+  std::int64_t budget_ns = 0;         // D - margin; a full-duplex device: K x D - margin
+  std::int64_t total_frames = 0;      // of the whole source; -1: a live device
+  std::int64_t expected_chunks = -1;  // chunks the run should see; -1: not known
+  InputDesc input_desc;               // workload.input
+};
+
+/// Checks what every stream takes: chunk size, queue depth, warm-up, series limit.
+/// Throws InputError naming the flag.
+void check_stream_options(const StreamOptions& opt);
+
+/// Checks the options of `replay FILE` (command "replay", `input` the file) or `synth`
+/// and resolves them (opens the file once to read its format). Throws InputError.
+StreamSetup setup_stream(const std::string& command, const std::string& input, const StreamOptions& opt);
+
+/// The setup of a live device at `rate` with `channels`: a chunk is due `budget_chunks`
+/// chunk durations after its input arrived (1 for input only, K for full duplex);
+/// `duration_ns` (0: until stopped) sizes the series. Throws InputError.
+StreamSetup setup_device_stream(const StreamOptions& opt, double rate, int channels, int budget_chunks,
+                                std::int64_t duration_ns, InputDesc input_desc);
+
+/// A fresh source for the setup (a new reader or generator at position 0). Throws InputError.
+std::unique_ptr<ChunkSource> open_source(const StreamSetup& su, const StreamOptions& opt);
+/// The plan for `fuse` (the setup's plan when it matches). Throws InputError.
+Plan plan_for(const StreamSetup& su, const StreamOptions& opt, bool fuse);
+/// Statistics for `rounds` passes over the input (the series is sized for all of them).
+RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt, int rounds = 1);
+EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std::size_t trace_capacity);
+/// The workload block of the report for a run of `backend` from `source` into `sink`.
+Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Backend& backend,
+                       const ChunkSource& source, const ChunkSink& sink);
+
+// ---------------------------------------------------------------- one run
+
+class StreamSession {
+ public:
+  /// A session over a setup, its options and the report paths resolved for them.
+  StreamSession(StreamSetup setup, const StreamOptions& opt, ReportPaths paths);
+  StreamSession(const StreamSession&) = delete;
+  StreamSession& operator=(const StreamSession&) = delete;
+
+  /// The engine configuration of the setup (a trace ring only when a trace is written).
+  EngineConfig engine_config() const;
+  /// prepare: the backend for the setup's plan (RuntimeFailure when it cannot be made,
+  /// e.g. no usable GPU), the statistics (with interval recorders for a live view when
+  /// given) and the engine over `source` and `sink`, which must outlive the session.
+  void prepare(ChunkSource& source, ChunkSink& sink, const EngineConfig& ec,
+               stats::IntervalRecorder* live_latency = nullptr, stats::IntervalRecorder* live_jitter = nullptr);
+  /// run: the engine on the calling thread until the source ends, `stop` is raised or a
+  /// stage fails.
+  void run(const std::atomic<bool>* stop);
+  /// outcome: what the engine's result says (interrupted by the stop flag, or incomplete
+  /// because the source, processing or the sink failed).
+  RunOutcome outcome() const;
+
+  /// The report's workload: the setup, the backend, the source and the sink.
+  Workload workload() const;
+  /// The whole report (build_run_report); a monitor run hands over its device section so
+  /// that the verdict and the diagnosis see it.
+  RunReport report(const Workload& w, const RunOutcome& outcome, std::optional<DeviceSection> device = std::nullopt) const;
+  /// The terminal report (unless --quiet) and the report files.
+  void write(const RunReport& report) const;
+  /// The exit code: 3 for an incomplete run (its reason printed on stderr, one line), 1
+  /// when --fail-on-miss and the budget broke (or `also_broken`), else 0.
+  int finish(const RunReport& report, const RunOutcome& outcome, bool also_broken = false) const;
+
+  const StreamSetup& setup() const { return su_; }
+  const StreamOptions& options() const { return opt_; }
+  const ReportPaths& paths() const { return paths_; }
+  Engine& engine() { return engine_; }
+  const RunStats& stats() const { return stats_; }
+  const Backend& backend() const { return *backend_; }
+  const EngineResult& result() const { return result_; }
+
+ private:
+  StreamSetup su_;
+  StreamOptions opt_;
+  ReportPaths paths_;
+  std::unique_ptr<Backend> backend_;
+  RunStats stats_;
+  Engine engine_;
+  EngineResult result_;
+  const ChunkSource* source_ = nullptr;
+  const ChunkSink* sink_ = nullptr;
+};
+
+}  // namespace chunkscope
