@@ -65,8 +65,8 @@ struct LaneRegs {
 
 /// Sample `frame` of channel `ch` of interleaved [frame][channel] data, or 0 past the
 /// chunk's end. No allocation, does not block.
-template <class T>
 /// [no-alloc, no-block]
+template <class T>
 CS_HD T load_sample(const T* data, int frame, int frames, int channels, int ch) {
   return frame < frames ? data[static_cast<long long>(frame) * channels + ch] : T(0);
 }
@@ -180,22 +180,22 @@ class EmulatedWarp {
     for (int l = 0; l < kLanes; ++l) regs_[l].lane = l;
   }
   /// f(lane) on every lane. No allocation, does not block.
-  template <class F>
   /// [no-alloc, no-block]
+  template <class F>
   void each(F&& f) {
     for (auto& r : regs_) f(r);
   }
   /// As __shfl_up_sync(full, v, 1). No allocation, does not block.
-  template <class Get, class Put>
   /// [no-alloc, no-block]
+  template <class Get, class Put>
   void shfl_up(Get&& get, Put&& put) {
     T v[kLanes];
     for (int l = 0; l < kLanes; ++l) v[l] = get(static_cast<const R&>(regs_[l]));
     for (int l = 0; l < kLanes; ++l) put(regs_[l], v[l > 0 ? l - 1 : l]);
   }
   /// As __shfl_sync(full, v, src) with the same src on every lane. No allocation, does not block.
-  template <class Get, class Put>
   /// [no-alloc, no-block]
+  template <class Get, class Put>
   void shfl(Get&& get, int src, Put&& put) {
     const T v = get(static_cast<const R&>(regs_[src & (kLanes - 1)]));
     for (auto& r : regs_) put(r, v);
@@ -210,8 +210,8 @@ class EmulatedWarp {
 
 /// Runs what the kernel's launch does (one warp per channel, in turn) through EmulatedWarp.
 /// Host code; no allocation, does not block.
-template <class T, int B>
 /// [no-alloc, no-block]
+template <class T, int B>
 void emulate_cascade(T* data, int frames, int channels, const T* coef, int sections, T* state, bool tail_guards) {
   for (int ch = 0; ch < channels; ++ch) {
     EmulatedWarp<T, B> w;

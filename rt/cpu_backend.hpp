@@ -43,8 +43,8 @@ class CpuBackend final : public Backend {
 
  private:
   using Step = StepLayout;  // offsets into coef32_/coef64_ and state32_/state64_
-  template <class T>
   /// [no-alloc, no-block]
+  template <class T>
   void run_cascade(const Step& st, T* data, int frames) noexcept;
 
   bool fused_label_;

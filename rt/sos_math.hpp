@@ -9,27 +9,14 @@
 
 namespace chunkscope {
 
-/// One normalised second-order section (a0 = 1).
-template <class T>
-struct Biquad {
-  T b0, b1, b2, a1, a2;
-};
-
 /// One sample through a section in transposed direct form II (the form scipy's sosfilt
 /// uses); s1, s2 are the section's state for this channel. [no-alloc, no-block]
 template <class T>
-/// [no-alloc, no-block]
 CS_HD T biquad_step(T b0, T b1, T b2, T a1, T a2, T& s1, T& s2, T x) {
   const T y = b0 * x + s1;
   s1 = b1 * x - a1 * y + s2;
   s2 = b2 * x - a2 * y;
   return y;
-}
-
-template <class T>
-/// [no-alloc, no-block]
-CS_HD T biquad_step(const Biquad<T>& c, T& s1, T& s2, T x) {
-  return biquad_step(c.b0, c.b1, c.b2, c.a1, c.a2, s1, s2, x);
 }
 
 }  // namespace chunkscope

@@ -153,8 +153,8 @@ class LogHistogram {
   /// [no-alloc, no-block]
   std::size_t last_recorded_index() const noexcept { return total_ == 0 ? 0 : index_of(max_); }
   /// Calls f(lowest_value, highest_value, count) for each non-empty slot, ascending.
-  template <class F>
   /// [no-alloc, no-block] As far as f is.
+  template <class F>
   void for_each_recorded(F&& f) const {
     const std::size_t last = last_recorded_index();
     for (std::size_t i = first_recorded_index(); i <= last; ++i) {
