@@ -10,6 +10,8 @@
 #include "src/cli/compare_cmd.hpp"
 #include "src/report/diagnosis.hpp"
 #include "src/errors.hpp"
+#include "src/io/input_file.hpp"
+#include "src/io/output_file.hpp"
 #include "src/render/cadence_report.hpp"
 #include "src/render/html.hpp"
 #include "src/report/report.hpp"
@@ -34,11 +36,7 @@ json load_report_file(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(fmt::format("report '{}': no such file", path));
   if (fs::is_directory(path, ec)) throw InputError(fmt::format("report '{}': is a folder, not a report file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("report '{}': cannot read", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_text_file_bounded(path, kReportFileLimit, fmt::format("report '{}'", path));
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(fmt::format("report '{}': empty file, not JSON", path));
   json r;
@@ -49,6 +47,8 @@ json load_report_file(const std::string& path) {
       throw InputError(fmt::format("report '{}': truncated JSON (the document ends unfinished after {} bytes)", path,
                                    text.size()));
     throw InputError(fmt::format("report '{}': not JSON (parse error at byte {})", path, e.byte));
+  } catch (const json::exception& e) {  // a number beyond double range (1e400)
+    throw InputError(fmt::format("report '{}': not readable JSON ({})", path, e.what()));
   }
   if (!r.is_object())
     throw InputError(fmt::format("report '{}': JSON but not a chunkscope report (a top-level {}, not an object)", path,

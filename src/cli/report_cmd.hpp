@@ -15,7 +15,7 @@ struct ReportCmdOptions {
 /// Reads a saved chunkscope report. Throws InputError (exit 2) with one line naming the
 /// file: missing, a folder, empty, not JSON, truncated JSON, JSON that is not a chunkscope
 /// report (no or unknown "schema", naming the schema found), or a run report without the
-/// sections every run report has. Not RT safe.
+/// sections every run report has, or larger than kReportFileLimit (input_file.hpp). Not RT safe.
 nlohmann::json load_report_file(const std::string& path);
 
 /// `chunkscope report RUN.json [--html FILE] [--text]`. Returns the exit code; throws

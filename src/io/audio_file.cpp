@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/errors.hpp"
+#include "src/io/input_file.hpp"
 
 namespace chunkscope {
 namespace {
@@ -34,14 +35,16 @@ std::string format_name(int format) {
   return a + " / " + b;
 }
 
-AudioReader::AudioReader(const std::string& path) : path_(path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(fmt::format("input '{}': no such file", path));
-  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("input '{}': is a directory", path));
-  if (std::filesystem::file_size(path, ec) == 0 && !ec) throw InputError(fmt::format("input '{}': file is empty", path));
+AudioReader::AudioReader(const std::string& path, bool regular_only, const char* why) : path_(path) {
+  const std::string what = fmt::format("input '{}'", path);
+  const int fd = open_input(path, what, regular_only, why);
   SF_INFO si{};
-  SNDFILE* f = sf_open(path.c_str(), SFM_READ, &si);
-  if (!f) throw InputError(fmt::format("input '{}': not a readable audio file ({})", path, sf_strerror(nullptr)));
+  SNDFILE* f = sf_open_fd(fd, SFM_READ, &si, SF_TRUE);
+  if (!f) {
+    const std::string why_not = sf_strerror(nullptr);
+    ::close(fd);
+    throw InputError(fmt::format("{}: not a readable audio file ({})", what, why_not));
+  }
   sf_ = f;
   info_.rate = si.samplerate;
   info_.channels = si.channels;
@@ -52,6 +55,11 @@ AudioReader::AudioReader(const std::string& path) : path_(path) {
     sf_close(f);
     sf_ = nullptr;
     throw InputError(fmt::format("input '{}': holds no audio frames", path));
+  }
+  if (!(si.samplerate >= 1 && si.samplerate <= 1000000)) {
+    sf_close(f);
+    sf_ = nullptr;
+    throw InputError(fmt::format("input '{}': sample rate {} Hz is out of range (1 Hz .. 1 MHz)", path, si.samplerate));
   }
   // libsndfile clamps a WAV data chunk that runs past the end of the file and notes it in
   // its log; such a file is truncated, and reading it "to the end" would hide that.

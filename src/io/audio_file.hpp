@@ -18,8 +18,11 @@ struct AudioInfo {
 
 class AudioReader {
  public:
-  /// Opens `path`. Throws InputError when it is missing, unreadable, not audio or empty.
-  explicit AudioReader(const std::string& path);
+  /// Opens `path`. Throws InputError when it is missing, unreadable, not audio, empty, or
+  /// its sample rate is outside 1 Hz .. 1 MHz. A FIFO or character device is waited for its
+  /// first data for at most kPipeWaitMs; with `regular_only` it is refused at once (`why`
+  /// says what needs a regular file).
+  explicit AudioReader(const std::string& path, bool regular_only = false, const char* why = nullptr);
   ~AudioReader();
   AudioReader(const AudioReader&) = delete;
   AudioReader& operator=(const AudioReader&) = delete;
