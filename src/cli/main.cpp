@@ -182,7 +182,7 @@ int cmd_bench(BenchOptions opt, const std::string& json_path) {
                    {"chunk", r.chunk}, {"dispatches", r.dispatches}, {"median_gbs", r.median_gbs},
                    {"min_gbs", r.min_gbs}, {"max_gbs", r.max_gbs}, {"median_ns_per_chunk", r.median_ns_per_chunk}});
     j["rows"] = a;
-    write_json_file(json_path, j);
+    write_json_file(json_path, j, fmt::format("--json '{}'", json_path));
   }
   return kExitOk;
 }
@@ -481,6 +481,7 @@ int main(int argc, char** argv) {
       for (int n : bopt.chunks) check_chunk_frames(n, "--chunks");
       if (bopt.repeats < 1) throw InputError("--repeats: must be 1 or more");
       if (quick) bopt.seconds_per_repeat = 0.002;
+      if (!bjson.empty()) check_output_path(bjson, fmt::format("--json '{}'", bjson));  // before the bench runs
       return cmd_bench(bopt, bjson);
     }
   } catch (const InputError& e) {

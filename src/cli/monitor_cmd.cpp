@@ -103,6 +103,7 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
     duration_ns = parse_duration_ns(mo.duration, "--duration");
     if (duration_ns <= 0) throw InputError("--duration: must be above 0");
   }
+  check_distinct_paths(stream_inputs("", opt), stream_outputs(opt));
   const ReportPaths paths = resolve_report_paths(opt);
 
   PortAudioSession pa;

@@ -75,12 +75,8 @@ int run_report_command(const ReportCmdOptions& o) {
   const bool run = r["schema"] == kReportSchema;
   // check the output place before any work
   if (!o.html.empty()) {
-    const fs::path p(o.html);
-    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec))
-      throw InputError(fmt::format("--html '{}': folder '{}' does not exist", o.html, dir.string()));
-    if (fs::is_directory(p, ec)) throw InputError(fmt::format("--html '{}': is a folder", o.html));
+    check_distinct_paths({{"report", o.path}}, {{"--html", o.html}});
+    check_output_path(o.html, fmt::format("--html '{}'", o.html));
   }
   // render everything first: nothing is printed or written when the report cannot be rendered
   std::ostringstream text;
@@ -104,25 +100,9 @@ int run_report_command(const ReportCmdOptions& o) {
   } catch (const json::exception& e) {
     throw InputError(fmt::format("report '{}': a key is missing or has the wrong type ({})", o.path, e.what()));
   }
-  if (!o.html.empty()) {
-    const std::string tmp = o.html + ".partial";
-    {
-      std::ofstream out(tmp, std::ios::binary);
-      if (!out) throw InputError(fmt::format("--html '{}': cannot write", o.html));
-      out << html;
-      if (!out) {
-        out.close();
-        std::remove(tmp.c_str());
-        throw RuntimeFailure(fmt::format("--html '{}': write failed", o.html));
-      }
-    }
-    if (std::rename(tmp.c_str(), o.html.c_str()) != 0) {
-      std::remove(tmp.c_str());
-      throw RuntimeFailure(fmt::format("--html '{}': cannot move into place", o.html));
-    }
-  }
+  if (!o.html.empty()) write_text_output(o.html, html, fmt::format("--html '{}'", o.html));
   std::cout << text.str();
-  if (!o.html.empty()) std::cout << fmt::format("html report written to {} ({} KB)\n", o.html, (html.size() + 1023) / 1024);
+  if (!o.html.empty() && o.html != "-") std::cout << fmt::format("html report written to {} ({} KB)\n", o.html, (html.size() + 1023) / 1024);
   return kExitOk;
 }
 

@@ -20,7 +20,8 @@ nlohmann::json load_report_file(const std::string& path);
 
 /// `chunkscope report RUN.json [--html FILE] [--text]`. Returns the exit code; throws
 /// InputError / RuntimeFailure. Nothing is printed or written when the report cannot be
-/// rendered; the HTML goes to FILE.partial first and is renamed into place.
+/// rendered; the HTML is written through an OutputTarget (a temporary file renamed into
+/// place; a device, FIFO or "-" directly).
 int run_report_command(const ReportCmdOptions& o);
 
 /// `chunkscope cadence RUN.json`. Returns the exit code; throws InputError.

@@ -322,11 +322,11 @@ static int run_stage_bench_checked(const StageBenchOptions& o) {
   if (o.warmup < 0) throw InputError(fmt::format("--warmup: {} is negative", o.warmup));
   if (o.warmup > 100'000'000) throw InputError(fmt::format("--warmup: {} is above 100000000", o.warmup));
   if (!o.json.empty()) {
-    const fs::path p(o.json);
-    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec))
-      throw InputError(fmt::format("--json '{}': folder '{}' does not exist", o.json, dir.string()));
+    std::error_code ec;  // COMPARE.json#variant reads COMPARE.json
+    const auto hash = o.report.rfind('#');
+    const bool variant = hash != std::string::npos && !fs::exists(o.report, ec);
+    check_distinct_paths({{"report", variant ? o.report.substr(0, hash) : o.report}}, {{"--json", o.json}});
+    check_output_path(o.json, fmt::format("--json '{}'", o.json));
   }
 
   // ---- the run
@@ -335,6 +335,7 @@ static int run_stage_bench_checked(const StageBenchOptions& o) {
   const Fields F(label);
   const Signature g = read_signature(F, report);
   const InputSpec input = read_input(F, report, g);
+  check_distinct_paths({{"the run's input", input.path}}, {{"--json", o.json}});
   const Recorded rec = read_checksums(F, report);
   const long long planned =
       F.integer(report["workload"], "dispatches_per_chunk_planned", "workload.dispatches_per_chunk_planned", 0, 1 << 20);
@@ -674,7 +675,7 @@ static int run_stage_bench_checked(const StageBenchOptions& o) {
                     {"queue_out_p95_ns", hval(qout, "p95") ? json(*hval(qout, "p95")) : json(nullptr)},
                     {"budget_ns", budget ? json(*budget) : json(nullptr)}};
     j["text"] = sentence;
-    write_json_file(o.json, j);
+    write_json_file(o.json, j, fmt::format("--json '{}'", o.json));
   }
 
   if (ck_failed) {

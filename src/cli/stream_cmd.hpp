@@ -13,6 +13,7 @@
 #include "src/backends.hpp"
 #include "src/report/report.hpp"
 #include "rt/run_stats.hpp"
+#include "src/io/output_file.hpp"
 
 namespace chunkscope {
 
@@ -48,11 +49,18 @@ std::int64_t parse_margin_ns(const std::string& text, std::int64_t chunk_ns);
 
 struct ReportPaths {
   std::string json, hgrm, trace;
+  std::string dir;  // --report-dir: created when the reports are written
 };
 
-/// The report files asked for (--report-dir fills in the ones not given), checked for
-/// writability before anything streams. Throws InputError.
+/// The report files asked for (--report-dir fills in the ones not given). Checks nothing.
+ReportPaths report_paths(const StreamOptions& opt);
+/// report_paths(), checked for writability before anything streams; creates nothing (the
+/// folders are made when the reports are written). Throws InputError.
 ReportPaths resolve_report_paths(const StreamOptions& opt);
+/// What a stream reads (`input`, when not empty, and the chain's SOS files) and writes
+/// (--output and the report files), named by their options, for check_distinct_paths().
+std::vector<PathRole> stream_inputs(const std::string& input, const StreamOptions& opt);
+std::vector<PathRole> stream_outputs(const StreamOptions& opt);
 
 /// Prints the terminal report (unless quiet) and writes the files in `paths`.
 void write_reports(const nlohmann::json& report, const RunStats& stats, const Engine& engine, const EngineResult& er,

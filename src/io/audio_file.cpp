@@ -162,22 +162,21 @@ int output_format_for(const std::string& out_path, int input_format, int channel
 }
 
 AudioWriter::AudioWriter(const std::string& path, int format, double rate, int channels) : path_(path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path target(path);
-  if (fs::is_directory(target, ec)) throw InputError(fmt::format("output '{}': is a directory", path));
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) throw InputError(fmt::format("output '{}': folder '{}' does not exist", path, dir.string()));
-  tmp_ = (dir / ("." + target.filename().string() + fmt::format(".{}.partial", ::getpid()))).string();
+  const std::string label = fmt::format("output '{}'", path);
+  if (path == "-")
+    throw InputError(fmt::format("{}: audio is not written to stdout (the report goes there); name a file, a FIFO "
+                                 "or a device such as /dev/stdout",
+                                 label));
+  target_ = OutputTarget(path, label);
   SF_INFO si{};
   si.samplerate = static_cast<int>(rate);
   si.channels = channels;
   si.format = format;
-  SNDFILE* f = sf_open(tmp_.c_str(), SFM_WRITE, &si);
+  SNDFILE* f = sf_open_fd(target_.fd(), SFM_WRITE, &si, SF_FALSE);
   if (!f) {
     const std::string why = sf_strerror(nullptr);
-    std::remove(tmp_.c_str());
-    throw InputError(fmt::format("output '{}': cannot write ({})", path, why));
+    target_.abandon();
+    throw InputError(fmt::format("{}: cannot write ({})", label, why));
   }
   sf_command(f, SFC_SET_CLIPPING, nullptr, SF_TRUE);
   sf_ = f;
@@ -185,7 +184,7 @@ AudioWriter::AudioWriter(const std::string& path, int format, double rate, int c
 
 AudioWriter::~AudioWriter() {
   if (sf_) sf_close(S(sf_));
-  if (!committed_ && !tmp_.empty()) std::remove(tmp_.c_str());
+  if (!committed_) target_.abandon();
 }
 
 void AudioWriter::write(const float* src, std::int64_t frames) {
@@ -206,10 +205,11 @@ void AudioWriter::commit() {
   if (committed_) return;
   const int rc = sf_close(S(sf_));
   sf_ = nullptr;
-  if (rc != 0) throw RuntimeFailure(fmt::format("output '{}': close failed ({})", path_, sf_error_number(rc)));
-  std::error_code ec;
-  std::filesystem::rename(tmp_, path_, ec);
-  if (ec) throw RuntimeFailure(fmt::format("output '{}': cannot move into place ({})", path_, ec.message()));
+  if (rc != 0) {
+    target_.abandon();
+    throw RuntimeFailure(fmt::format("output '{}': close failed ({})", path_, sf_error_number(rc)));
+  }
+  target_.commit();
   committed_ = true;
 }
 

@@ -63,8 +63,11 @@ void print_report(std::ostream& os, const nlohmann::json& report);
 /// True when --fail-on-miss should fail the run: negative p95 headroom, misses or drops.
 bool budget_broken(const nlohmann::json& report);
 
-/// One HdrHistogram percentile file per stage (and end-to-end, period) into `dir`.
+/// One HdrHistogram percentile file per stage (and end-to-end, period) into `dir`, each
+/// through an OutputTarget (output_file.hpp).
 void write_hgrm_files(const std::string& dir, const RunStats& st);
+/// The names of the files write_hgrm_files() writes ("process.hgrm", ...).
+std::vector<std::string> hgrm_file_names();
 
 /// Chrome trace JSON (X slices per chunk per stage, C counters for queue depths, M names).
 nlohmann::json build_trace(const std::vector<ChunkRecord>& trace, std::int64_t origin_ns);
