@@ -425,6 +425,50 @@ TEST_CASE("inputs: process reads a FIFO that has a writer, replay and compare re
 
 // ------------------------------------------------------------------ small gaps
 
+TEST_CASE("options: --warmup above 100000000 is refused instead of wrapping to a negative count") {
+  Fixture f;
+  for (const char* cmd : {"synth", "monitor"}) {
+    CAPTURE(cmd);
+    const auto r = f.run({cmd, "--warmup", "2147483648", "--duration", "1s"});
+    require_one_line(r, 2);
+    CHECK(has(r.err, "--warmup: 2147483648 is out of range 0..100000000"));
+  }
+  const auto ok = f.run({"synth", "--duration", "0.1s", "--speed", "max", "-q", "--warmup", "100000000"});
+  CHECK(ok.rc == 0);
+}
+
+TEST_CASE("chain --freqs: a frequency outside 0..Nyquist is refused, naming it") {
+  Fixture f;
+  for (const char* v : {"nan", "-5", "1e9", "0", "24000", "100,inf"}) {
+    CAPTURE(v);
+    const auto r = f.run({"chain", "lp:1k", "--freqs", v});
+    require_one_line(r, 2);
+    CHECK(has(r.err, "--freqs: "));
+    CHECK(has(r.err, "is not a frequency between 0 and Nyquist (24000 Hz at rate 48000)"));
+  }
+  const auto ok = f.run({"chain", "lp:1k", "--freqs", "100,23999"});
+  CHECK(ok.rc == 0);
+  CHECK(has(ok.out, "23999 Hz"));
+}
+
+TEST_CASE("stdout that cannot be written (/dev/full) is a failure: exit 3, one line") {
+  Fixture f;
+  const std::vector<std::vector<std::string>> runs = {
+      {"chain", "lp:1k"},
+      {"chain", "lp:1k", "--json"},
+      {"report", "run.json"},
+      {"synth", "--duration", "0.1s", "--speed", "max", "-q", "--json", "-"},
+  };
+  for (const auto& a : runs) {
+    CAPTURE(a[0]);
+    const auto r = run_cli_at(f.dir.string(), a, 30, "/dev/full");
+    require_one_line(r, 3);
+    // the report on stdout ('-') fails where it is written, the rest when stdout is flushed
+    CHECK(has(r.err, a.back() == "-" ? "--json '-': write failed (No space left on device)"
+                                     : "stdout: write failed (No space left on device)"));
+  }
+}
+
 TEST_CASE("audio input: a sample rate out of range names the file") {
   Fixture f;
   // a WAV whose header says 2 MHz: patch the rate and byte-rate fields of a valid file

@@ -69,8 +69,11 @@ std::vector<double> response_freqs(double rate, const std::vector<double>& extra
   std::vector<double> f = extra;
   if (f.empty()) f = {20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000};
   std::vector<double> out;
-  for (double x : f)
+  for (double x : f) {
     if (x > 0 && x < rate / 2) out.push_back(x);
+    else if (!extra.empty())  // a frequency the user asked for is never dropped silently
+      throw InputError(fmt::format("--freqs: {} is not a frequency between 0 and Nyquist ({} Hz at rate {})", x, rate / 2, rate));
+  }
   return out;
 }
 
@@ -267,7 +270,7 @@ void finish_stream_options(StreamCli& s) {
 }  // namespace
 
 
-int main(int argc, char** argv) {
+static int run_command(int argc, char** argv) {
   CLI::App app{"chunkscope: does this audio filter chain keep real time? Measures every chunk at every stage."};
   app.set_version_flag("--version", fmt::format("chunkscope {} ({})", kVersion, kGitCommit));
   app.require_subcommand(1);
@@ -496,3 +499,6 @@ int main(int argc, char** argv) {
   }
   return kExitOk;
 }
+
+// A report that could not reach stdout (a full disk, a closed pipe) is a failure: exit 3.
+int main(int argc, char** argv) { return finish_stdout(run_command(argc, argv)); }

@@ -97,7 +97,8 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
     throw InputError(fmt::format("--latency-chunks: {} is out of range 1..64", mo.latency_chunks));
   if (opt.queue_depth < 1 || opt.queue_depth > 4096)
     throw InputError(fmt::format("--queue-depth: {} is out of range 1..4096", opt.queue_depth));
-  if (opt.warmup < 0) throw InputError(fmt::format("--warmup: {} is negative", opt.warmup));
+  if (opt.warmup < 0 || opt.warmup > 100'000'000)
+    throw InputError(fmt::format("--warmup: {} is out of range 0..100000000", opt.warmup));
   std::int64_t duration_ns = 0;
   if (!mo.duration.empty()) {
     duration_ns = parse_duration_ns(mo.duration, "--duration");

@@ -112,7 +112,8 @@ StreamSetup setup_stream(const std::string& command, const std::string& input, c
   check_chunk_frames(opt.chunk);
   if (opt.queue_depth < 1 || opt.queue_depth > 4096)
     throw InputError(fmt::format("--queue-depth: {} is out of range 1..4096", opt.queue_depth));
-  if (opt.warmup < 0) throw InputError(fmt::format("--warmup: {} is negative", opt.warmup));
+  if (opt.warmup < 0 || opt.warmup > 100'000'000)
+    throw InputError(fmt::format("--warmup: {} is out of range 0..100000000", opt.warmup));
   StreamSetup su;
   su.command = command;
   su.input = input;

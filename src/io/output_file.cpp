@@ -372,4 +372,18 @@ void check_distinct_paths(const std::vector<PathRole>& inputs, const std::vector
   }
 }
 
+int finish_stdout(int exit_code) {
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;  // std::cout writes through stdout (synced)
+  const int e = errno;
+  std::cout.flush();
+  const bool bad = !flushed || std::ferror(stdout) || std::cout.fail();
+  if (bad && exit_code == 0) {
+    std::cerr << fmt::format("chunkscope: stdout: write failed ({})\n",
+                             e != 0 ? std::strerror(e) : "the output could not be written");
+    return kExitRuntime;
+  }
+  return exit_code;
+}
+
 }  // namespace chunkscope

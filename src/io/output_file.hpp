@@ -94,4 +94,8 @@ struct PathRole {
 /// named more than once. Touches nothing.
 void check_distinct_paths(const std::vector<PathRole>& inputs, const std::vector<PathRole>& outputs);
 
+/// For main(): flushes stdout and, when `exit_code` is 0 but stdout could not be written
+/// (a full disk, a closed pipe), prints one line and returns 3. Otherwise returns exit_code.
+int finish_stdout(int exit_code);
+
 }  // namespace chunkscope
