@@ -3,12 +3,15 @@
 #   make test      set up, build, and run the test suite
 BUILD     ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+# the tests run under ThreadSanitizer by test-tsan (doctest source-file filters)
+TSAN_TESTS ?= *test_engine.cpp,*test_compare.cpp,*test_stage_bench.cpp
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CS        := $(BUILD)/chunkscope
 
-.PHONY: all deps configure build demo test test-asan bench clean
+.PHONY: all deps configure build demo test test-asan test-tsan bench clean
 
 all: build
 
@@ -34,8 +37,20 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# Races found are written to $(TSAN_BUILD)/tsan-logs/ (one file per process that had one),
+# printed, and fail the target.
+test-tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHUNKSCOPE_TSAN=ON -DCHUNKSCOPE_CUDA=OFF $(CMAKE_ARGS)
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target chunkscope chunkscope_tests
+	rm -rf $(TSAN_BUILD)/tsan-logs && mkdir -p $(TSAN_BUILD)/tsan-logs
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="log_path=$(CURDIR)/$(TSAN_BUILD)/tsan-logs/race second_deadlock_stack=1 exitcode=0" \
+	  ./tests/chunkscope_tests -sf='$(TSAN_TESTS)'
+	@if ls $(TSAN_BUILD)/tsan-logs/race.* >/dev/null 2>&1; then cat $(TSAN_BUILD)/tsan-logs/race.*; \
+	  echo "ThreadSanitizer: reports in $(TSAN_BUILD)/tsan-logs/"; exit 1; fi
+	@echo "ThreadSanitizer: no reports"
+
 bench: build
 	$(CS) bench
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) out
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) out

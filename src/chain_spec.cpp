@@ -332,4 +332,12 @@ ChainSpec parse_chain(std::string_view text) {
   return c;
 }
 
+std::vector<std::string> chain_files(std::string_view text) {
+  std::vector<std::string> files;
+  if (trim(text).empty()) return files;
+  for (const auto& st : parse_chain(text).stages)
+    if (st.kind == StageKind::sos) files.push_back(st.path);
+  return files;
+}
+
 }  // namespace chunkscope

@@ -47,6 +47,10 @@ struct ChainSpec {
 /// Parses a chain spec. Throws InputError on any syntax or range problem.
 ChainSpec parse_chain(std::string_view text);
 
+/// The files a chain spec reads (the paths of its `sos:` stages), in spec order; none for
+/// an empty spec. Throws InputError as parse_chain does.
+std::vector<std::string> chain_files(std::string_view text);
+
 /// Parses a duration such as "250us", "1.5ms", "2s", "800ns". Throws InputError naming `what`.
 std::int64_t parse_duration_ns(std::string_view s, std::string_view what);
 

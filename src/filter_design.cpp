@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "src/errors.hpp"
+#include "src/io/input_file.hpp"
 
 namespace chunkscope {
 namespace {
@@ -341,8 +342,7 @@ bool sos_stable(const Sos& s0) {
 }
 
 std::vector<Sos> load_sos_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("sos file '{}': cannot open: {}", path, std::strerror(errno)));
+  std::istringstream in(read_text_file_bounded(path, kSosFileLimit, fmt::format("sos file '{}'", path)));
   std::vector<Sos> out;
   std::string line;
   int lineno = 0;

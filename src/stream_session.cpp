@@ -40,28 +40,18 @@ std::int64_t parse_margin_ns(const std::string& text, std::int64_t chunk_ns) {
 
 namespace {
 
-// Checks an output location before streaming starts, so a bad path fails at once.
-void check_writable_file(const std::string& path, const char* flag) {
+// Checks an output location before streaming starts, so a bad path fails at once; nothing is
+// created. A file inside `made_dir` (the report folder, created when the reports are written)
+// is covered by that folder's check.
+void check_writable_file(const std::string& path, const char* flag, const std::string& made_dir = "") {
   if (path.empty()) return;
-  const fs::path p(path);
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw InputError(fmt::format("{} '{}': folder '{}' does not exist", flag, path, dir.string()));
-  const fs::path probe = dir / fmt::format(".chunkscope-probe-{}", ::getpid());
-  std::ofstream o(probe);
-  if (!o) throw InputError(fmt::format("{} '{}': folder '{}' is not writable", flag, path, dir.string()));
-  o.close();
-  fs::remove(probe, ec);
+  const fs::path parent = fs::path(path).parent_path();
+  if (!made_dir.empty() && parent.lexically_normal() == fs::path(made_dir).lexically_normal()) return;
+  check_output_path(path, fmt::format("{} '{}'", flag, path));
 }
 
 void check_writable_dir(const std::string& dir, const char* flag) {
-  if (dir.empty()) return;
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError(fmt::format("{} '{}': not a folder", flag, dir));
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError(fmt::format("{} '{}': cannot create ({})", flag, dir, ec.message()));
-  check_writable_file((fs::path(dir) / "x").string(), flag);
+  if (!dir.empty()) check_output_folder(dir, fmt::format("{} '{}'", flag, dir));
 }
 
 // D and the margin at `rate` and `speed`, and the budget `budget_chunks` x D - margin.
@@ -87,9 +77,14 @@ void describe_backend(Workload& w, const Backend& backend, const BackendChoice& 
 void write_reports(const RunReport& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
                    const ReportPaths& paths, bool quiet) {
   if (!quiet) print_report(std::cout, report);
-  if (!paths.json.empty()) write_json_file(paths.json, to_json(report));
-  if (!paths.hgrm.empty()) write_hgrm_files(paths.hgrm, stats);
-  if (!paths.trace.empty()) write_json_file(paths.trace, build_trace(engine.trace(), trace_threads(er)));
+  if (!paths.dir.empty()) create_output_folder(paths.dir, fmt::format("--report-dir '{}'", paths.dir));
+  if (!paths.json.empty()) write_json_file(paths.json, to_json(report), fmt::format("--json '{}'", paths.json));
+  if (!paths.hgrm.empty()) {
+    create_output_folder(paths.hgrm, fmt::format("--hgrm '{}'", paths.hgrm));
+    write_hgrm_files(paths.hgrm, stats);
+  }
+  if (!paths.trace.empty())
+    write_json_file(paths.trace, build_trace(engine.trace(), trace_threads(er)), fmt::format("--trace '{}'", paths.trace));
 }
 
 // One line for a stage failure, with the backend's own error text when it has one.
@@ -100,25 +95,49 @@ std::string describe_failure(Status st, const Backend& backend) {
 
 }  // namespace
 
-ReportPaths resolve_report_paths(const StreamOptions& opt) {
-  ReportPaths p{opt.json_path, opt.hgrm_dir, opt.trace_path};
+ReportPaths report_paths(const StreamOptions& opt) {
+  ReportPaths p{opt.json_path, opt.hgrm_dir, opt.trace_path, opt.report_dir};
   if (!opt.report_dir.empty()) {
-    check_writable_dir(opt.report_dir, "--report-dir");
     if (p.json.empty()) p.json = (fs::path(opt.report_dir) / "report.json").string();
     if (p.hgrm.empty()) p.hgrm = (fs::path(opt.report_dir) / "hgrm").string();
     if (p.trace.empty()) p.trace = (fs::path(opt.report_dir) / "trace.json").string();
   }
-  check_writable_file(p.json, "--json");
-  check_writable_file(p.trace, "--trace");
+  return p;
+}
+
+ReportPaths resolve_report_paths(const StreamOptions& opt) {
+  const ReportPaths p = report_paths(opt);
+  check_writable_dir(opt.report_dir, "--report-dir");
+  check_writable_file(p.json, "--json", opt.report_dir);
+  check_writable_file(p.trace, "--trace", opt.report_dir);
   check_writable_dir(p.hgrm, "--hgrm");
   return p;
+}
+
+std::vector<PathRole> stream_inputs(const std::string& input, const StreamOptions& opt) {
+  std::vector<PathRole> in{{"input", input}};
+  for (const auto& f : chain_files(opt.chain)) in.push_back({"sos file", f});
+  return in;
+}
+
+std::vector<PathRole> stream_outputs(const StreamOptions& opt) {
+  const ReportPaths p = report_paths(opt);
+  const char* dir_flag = "--report-dir";
+  std::vector<PathRole> out{{"--output", opt.output},
+                            {opt.json_path.empty() ? dir_flag : "--json", p.json},
+                            {opt.trace_path.empty() ? dir_flag : "--trace", p.trace}};
+  if (!p.hgrm.empty())
+    for (const auto& name : hgrm_file_names())
+      out.push_back({opt.hgrm_dir.empty() ? dir_flag : "--hgrm", (fs::path(p.hgrm) / name).string()});
+  return out;
 }
 
 void check_stream_options(const StreamOptions& opt) {
   check_chunk_frames(opt.chunk);
   if (opt.queue_depth < 1 || opt.queue_depth > 4096)
     throw InputError(fmt::format("--queue-depth: {} is out of range 1..4096", opt.queue_depth));
-  if (opt.warmup < 0) throw InputError(fmt::format("--warmup: {} is negative", opt.warmup));
+  if (opt.warmup < 0 || opt.warmup > 100'000'000)
+    throw InputError(fmt::format("--warmup: {} is out of range 0..100000000", opt.warmup));
   if (opt.series_limit > kMaxSeriesLimit)
     throw InputError(fmt::format("--series-limit: {} is out of range 0..{}", opt.series_limit, kMaxSeriesLimit));
 }

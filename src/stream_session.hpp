@@ -29,6 +29,7 @@
 #include "src/plan.hpp"
 #include <optional>
 
+#include "src/io/output_file.hpp"
 #include "src/report/build.hpp"
 
 namespace chunkscope {
@@ -41,11 +42,18 @@ std::int64_t parse_margin_ns(const std::string& text, std::int64_t chunk_ns);
 
 struct ReportPaths {
   std::string json, hgrm, trace;
+  std::string dir;  // --report-dir: created when the reports are written
 };
 
-/// The report files asked for (--report-dir fills in the ones not given), checked for
-/// writability before anything streams. Throws InputError.
+/// The report files asked for (--report-dir fills in the ones not given). Checks nothing.
+ReportPaths report_paths(const StreamOptions& opt);
+/// report_paths(), checked for writability before anything streams; creates nothing (the
+/// folders are made when the reports are written). Throws InputError.
 ReportPaths resolve_report_paths(const StreamOptions& opt);
+/// What a stream reads (`input`, when not empty, and the chain's SOS files) and writes
+/// (--output and the report files), named by their options, for check_distinct_paths().
+std::vector<PathRole> stream_inputs(const std::string& input, const StreamOptions& opt);
+std::vector<PathRole> stream_outputs(const StreamOptions& opt);
 
 /// Everything a stream's options resolve to before any backend exists: the source's rate
 /// and channels, the plan, D, the margin and budget, and the description of the input.

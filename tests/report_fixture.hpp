@@ -105,10 +105,16 @@ inline json make_run_report(const Options& o = {}) {
       proc = static_cast<std::int64_t>(o.process_ns * (1 + o.process_spread * (u() - 0.5)));
     }
     if (std::find(o.spikes.begin(), o.spikes.end(), i) != o.spikes.end()) proc += static_cast<std::int64_t>(o.spike_ns);
-    const std::int64_t s[5] = {static_cast<std::int64_t>(30000 + 20000 * u()), static_cast<std::int64_t>(3000 + 4000 * u()), proc,
-                               static_cast<std::int64_t>(5000 + 10000 * u()), static_cast<std::int64_t>(500 + 500 * u())};
+    std::int64_t s[5] = {static_cast<std::int64_t>(30000 + 20000 * u()), static_cast<std::int64_t>(3000 + 4000 * u()), proc,
+                         static_cast<std::int64_t>(5000 + 10000 * u()), static_cast<std::int64_t>(500 + 500 * u())};
     std::int64_t L = 0;
     for (auto x : s) L += x;
+    // chunks leave in order, as the engine's do: one behind a slow chunk waits for it
+    if (i > 0 && sched + L <= prev_emit) {
+      const std::int64_t wait = prev_emit + 1000 - (sched + L);
+      s[3] += wait;
+      L += wait;
+    }
     const std::int64_t emit = sched + L;
     const std::int64_t P = i == 0 ? 0 : emit - prev_emit;
     std::int64_t flags = warm ? 2 : 0;

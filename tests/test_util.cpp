@@ -1,8 +1,13 @@
 #include "tests/test_util.hpp"
 
 #include <array>
+#include <chrono>
+#include <csignal>
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <fstream>
+#include <mutex>
+#include <poll.h>
 #include <random>
 #include <sndfile.h>
 #include <sstream>
@@ -56,7 +61,72 @@ RunResult run_cli(const std::vector<std::string>& args) {
   return r;
 }
 
+RunResult run_cli_at(const std::string& cwd, const std::vector<std::string>& args, int timeout_s,
+                     const std::string& stdout_to) {
+  std::vector<std::string> argv_s{bin_path()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {  // only async-signal-safe calls until exec
+    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+    const int in = ::open("/dev/null", O_RDONLY);
+    if (in < 0 || ::dup2(in, 0) < 0) ::_exit(126);
+    if (!stdout_to.empty()) {
+      const int o = ::open(stdout_to.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (o < 0 || ::dup2(o, 1) < 0) ::_exit(126);
+    } else if (::dup2(out[1], 1) < 0) {
+      ::_exit(126);
+    }
+    if (::dup2(err[1], 2) < 0) ::_exit(126);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  RunResult r;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  bool killed = false;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  std::string* dst[2] = {&r.out, &r.err};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      ::kill(pid, SIGKILL);
+      killed = true;
+      break;
+    }
+    if (::poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 1000))) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        dst[i]->append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) ::close(f.fd);
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  r.rc = killed ? 124 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  return r;
+}
+
 TempDir::TempDir() {
+  static std::mutex m;  // test cases may make folders from several threads
+  const std::lock_guard<std::mutex> lock(m);
   static std::mt19937_64 rng(std::random_device{}());
   for (int i = 0; i < 100; ++i) {
     auto p = std::filesystem::temp_directory_path() / ("chunkscope-test-" + std::to_string(::getpid()) + "-" +

@@ -16,6 +16,13 @@ struct RunResult {
 /// Runs the chunkscope binary with `args` (shell-quoted here), capturing stdout and stderr.
 RunResult run_cli(const std::vector<std::string>& args);
 
+/// Runs the chunkscope binary with `args` in folder `cwd` (relative paths resolve there),
+/// stdin from /dev/null, stdout to the file `stdout_to` when given (captured otherwise),
+/// stderr captured. Killed after `timeout_s` seconds (rc 124). Safe to call from several
+/// threads at once.
+RunResult run_cli_at(const std::string& cwd, const std::vector<std::string>& args, int timeout_s = 30,
+                     const std::string& stdout_to = "");
+
 /// A fresh temporary folder removed at scope exit.
 class TempDir {
  public:

@@ -22,6 +22,7 @@ int run_bench(const BenchCommandOptions& o) {
   for (int n : opt.chunks) check_chunk_frames(n, "--chunks");
   if (opt.repeats < 1) throw InputError("--repeats: must be 1 or more");
   if (o.quick) opt.seconds_per_repeat = kBenchQuickSecondsPerRepeat;
+  if (!o.json_path.empty()) check_output_path(o.json_path, fmt::format("--json '{}'", o.json_path));  // before the bench runs
 
   fmt::print("{:<8} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10} {:>10} {:>10} {:>12}\n", "chain", "dtype", "ch", "sec", "chunk",
              "disp", "Gbq-s/s", "min", "max", "ns/chunk");
@@ -44,7 +45,7 @@ int run_bench(const BenchCommandOptions& o) {
                    {"chunk", r.chunk}, {"dispatches", r.dispatches}, {"median_gbs", r.median_gbs},
                    {"min_gbs", r.min_gbs}, {"max_gbs", r.max_gbs}, {"median_ns_per_chunk", r.median_ns_per_chunk}});
     j["rows"] = a;
-    write_json_file(o.json_path, j);
+    write_json_file(o.json_path, j, fmt::format("--json '{}'", o.json_path));
   }
   return kExitOk;
 }

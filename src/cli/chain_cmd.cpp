@@ -56,8 +56,12 @@ json sos_json(const std::vector<Sos>& v) {
 std::vector<double> response_freqs(double rate, const std::vector<double>& given) {
   const std::vector<double>& f = given.empty() ? kDefaultResponseFreqs : given;
   std::vector<double> out;
-  for (double x : f)
-    if (x > 0 && x < rate / 2) out.push_back(x);
+  for (double x : f) {
+    if (x > 0 && x < rate / 2)
+      out.push_back(x);
+    else if (!given.empty())  // a frequency the user asked for is never dropped silently
+      throw InputError(fmt::format("--freqs: {} is not a frequency between 0 and Nyquist ({} Hz at rate {})", x, rate / 2, rate));
+  }
   return out;
 }
 

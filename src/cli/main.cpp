@@ -8,6 +8,7 @@
 #include "chunkscope/version.hpp"
 #include "src/cli/cli_support.hpp"
 #include "src/cli/commands.hpp"
+#include "src/io/output_file.hpp"
 
 int main(int argc, char** argv) {
   using namespace chunkscope::cli;
@@ -20,6 +21,8 @@ int main(int argc, char** argv) {
       add_report_command(app),  add_cadence_command(app), add_stage_bench_command(app),
   };
   const Command* chosen = nullptr;
-  if (const int rc = parse_command_line(app, argc, argv, commands, &chosen); rc != kRunCommand) return rc;
-  return run_command(*chosen);
+  if (const int rc = parse_command_line(app, argc, argv, commands, &chosen); rc != kRunCommand)
+    return chunkscope::finish_stdout(rc);
+  // a report that could not reach stdout (a full disk, a closed pipe) is a failure: exit 3
+  return chunkscope::finish_stdout(run_command(*chosen));
 }

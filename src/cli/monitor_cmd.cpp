@@ -168,6 +168,7 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   const StreamOptions& opt = mo.stream;
   // ---- setup
   const std::int64_t duration_ns = check_monitor_options(mo);
+  check_distinct_paths(stream_inputs("", opt), stream_outputs(opt));
   ReportPaths paths = resolve_report_paths(opt);
   PortAudioSession pa;
   require_portaudio(pa);

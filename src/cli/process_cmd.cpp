@@ -5,7 +5,9 @@
 
 #include "src/backends.hpp"
 #include "src/cli/cli_support.hpp"
+#include "src/chain_spec.hpp"
 #include "src/errors.hpp"
+#include "src/io/output_file.hpp"
 #include "src/io/audio_file.hpp"
 
 namespace chunkscope {
@@ -35,6 +37,9 @@ void run(AudioReader& rd, AudioWriter& wr, Backend& be, const ProcessSpec& spec,
 
 ProcessResult process_file(const std::string& in, const std::string& out, const ProcessOptions& opt) {
   check_chunk_frames(opt.chunk);
+  std::vector<PathRole> inputs{{"input", in}};
+  for (const auto& f : chain_files(opt.chain)) inputs.push_back({"sos file", f});
+  check_distinct_paths(inputs, {{"output", out}});
   AudioReader rd(in);
   const auto& info = rd.info();
   if (info.channels > kMaxChannels)

@@ -10,6 +10,7 @@
 #include "src/report/diagnosis.hpp"
 #include "src/errors.hpp"
 #include "src/render/cadence_report.hpp"
+#include "src/io/output_file.hpp"
 #include "src/render/html.hpp"
 #include "src/report/schema.hpp"
 #include "src/report/terminal.hpp"
@@ -24,12 +25,11 @@ int run_report_command(const ReportCmdOptions& o) {
   const RunReport* run = std::get_if<RunReport>(&saved);
   // check the output place before any work
   if (!o.html.empty()) {
-    const fs::path p(o.html);
-    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec))
-      throw InputError(fmt::format("--html '{}': folder '{}' does not exist", o.html, dir.string()));
-    if (fs::is_directory(p, ec)) throw InputError(fmt::format("--html '{}': is a folder", o.html));
+    std::error_code ec;  // COMPARE.json#variant reads COMPARE.json
+    const auto hash = o.path.rfind('#');
+    const bool variant = hash != std::string::npos && !fs::exists(o.path, ec);
+    check_distinct_paths({{"report", variant ? o.path.substr(0, hash) : o.path}}, {{"--html", o.html}});
+    check_output_path(o.html, fmt::format("--html '{}'", o.html));
   }
   // render everything first: nothing is printed or written when the report cannot be rendered
   std::ostringstream text;
@@ -48,25 +48,9 @@ int run_report_command(const ReportCmdOptions& o) {
   } catch (const json::exception& e) {
     throw InputError(fmt::format("report '{}': a key is missing or has the wrong type ({})", o.path, e.what()));
   }
-  if (!o.html.empty()) {
-    const std::string tmp = o.html + ".partial";
-    {
-      std::ofstream out(tmp, std::ios::binary);
-      if (!out) throw InputError(fmt::format("--html '{}': cannot write", o.html));
-      out << html;
-      if (!out) {
-        out.close();
-        std::remove(tmp.c_str());
-        throw RuntimeFailure(fmt::format("--html '{}': write failed", o.html));
-      }
-    }
-    if (std::rename(tmp.c_str(), o.html.c_str()) != 0) {
-      std::remove(tmp.c_str());
-      throw RuntimeFailure(fmt::format("--html '{}': cannot move into place", o.html));
-    }
-  }
+  if (!o.html.empty()) write_text_output(o.html, html, fmt::format("--html '{}'", o.html));
   std::cout << text.str();
-  if (!o.html.empty()) std::cout << fmt::format("html report written to {} ({} KB)\n", o.html, (html.size() + 1023) / 1024);
+  if (!o.html.empty() && o.html != "-") std::cout << fmt::format("html report written to {} ({} KB)\n", o.html, (html.size() + 1023) / 1024);
   return kExitOk;
 }
 

@@ -14,7 +14,8 @@ struct ReportCmdOptions {
 
 /// `chunkscope report RUN.json [--html FILE] [--text]`. Returns the exit code; throws
 /// InputError / RuntimeFailure. Nothing is printed or written when the report cannot be
-/// rendered; the HTML goes to FILE.partial first and is renamed into place.
+/// rendered; the HTML is written through an OutputTarget (a temporary file renamed into
+/// place; a device, FIFO or "-" directly).
 int run_report_command(const ReportCmdOptions& o);
 
 /// `chunkscope cadence RUN.json` (or COMPARE.json#VARIANT). Returns the exit code; throws InputError.

@@ -90,11 +90,11 @@ void check_options(const StageBenchOptions& o) {
   if (o.warmup < 0) throw InputError(fmt::format("--warmup: {} is negative", o.warmup));
   if (o.warmup > 100'000'000) throw InputError(fmt::format("--warmup: {} is above 100000000", o.warmup));
   if (!o.json.empty()) {
-    const fs::path p(o.json);
-    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec))
-      throw InputError(fmt::format("--json '{}': folder '{}' does not exist", o.json, dir.string()));
+    std::error_code ec;  // COMPARE.json#variant reads COMPARE.json
+    const auto hash = o.report.rfind('#');
+    const bool variant = hash != std::string::npos && !fs::exists(o.report, ec);
+    check_distinct_paths({{"report", variant ? o.report.substr(0, hash) : o.report}}, {{"--json", o.json}});
+    check_output_path(o.json, fmt::format("--json '{}'", o.json));
   }
 }
 
@@ -543,6 +543,7 @@ json result_json(const Subject& s, const Harness& h, const Input& in, const Repl
 int run_stage_bench(const StageBenchOptions& o) {
   check_options(o);
   const Subject s = load_subject(o.report);
+  if (!o.json.empty()) check_distinct_paths({{"the run's input", s.report.workload.input.path}}, {{"--json", o.json}});
   Harness h = build_harness(s);
   Input in = open_input(s);
   Replay rp;
@@ -554,7 +555,7 @@ int run_stage_bench(const StageBenchOptions& o) {
   }
   const Comparison c = compare_with_run(s, in, rp, t);
   print_result(s, h, in, rp, t, c, o);
-  if (!o.json.empty()) write_json_file(o.json, result_json(s, h, in, rp, t, c, o));
+  if (!o.json.empty()) write_json_file(o.json, result_json(s, h, in, rp, t, c, o), fmt::format("--json '{}'", o.json));
   if (c.ck_failed) {
     std::cerr << fmt::format("chunkscope: report '{}': checksum: {}\n", s.label, c.ck_text);
     return kExitRuntime;

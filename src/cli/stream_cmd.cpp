@@ -14,6 +14,7 @@ namespace chunkscope {
 int run_stream(const std::string& command, const StreamOptions& opt, const std::atomic<bool>* stop_flag) {
   // ---- setup
   StreamSetup su = setup_stream(command, opt.input, opt);
+  check_distinct_paths(stream_inputs(opt.input, opt), stream_outputs(opt));
   ReportPaths paths = resolve_report_paths(opt);
   auto source = open_source(su, opt);
   std::unique_ptr<ChunkSink> sink;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/errors.hpp"
+#include "src/io/input_file.hpp"
 
 namespace chunkscope {
 namespace {
@@ -34,14 +35,16 @@ std::string format_name(int format) {
   return a + " / " + b;
 }
 
-AudioReader::AudioReader(const std::string& path) : path_(path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(fmt::format("input '{}': no such file", path));
-  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("input '{}': is a directory", path));
-  if (std::filesystem::file_size(path, ec) == 0 && !ec) throw InputError(fmt::format("input '{}': file is empty", path));
+AudioReader::AudioReader(const std::string& path, bool regular_only, const char* why) : path_(path) {
+  const std::string what = fmt::format("input '{}'", path);
+  const int fd = open_input(path, what, regular_only, why);
   SF_INFO si{};
-  SNDFILE* f = sf_open(path.c_str(), SFM_READ, &si);
-  if (!f) throw InputError(fmt::format("input '{}': not a readable audio file ({})", path, sf_strerror(nullptr)));
+  SNDFILE* f = sf_open_fd(fd, SFM_READ, &si, SF_TRUE);
+  if (!f) {
+    const std::string why_not = sf_strerror(nullptr);
+    ::close(fd);
+    throw InputError(fmt::format("{}: not a readable audio file ({})", what, why_not));
+  }
   sf_ = f;
   info_.rate = si.samplerate;
   info_.channels = si.channels;
@@ -52,6 +55,11 @@ AudioReader::AudioReader(const std::string& path) : path_(path) {
     sf_close(f);
     sf_ = nullptr;
     throw InputError(fmt::format("input '{}': holds no audio frames", path));
+  }
+  if (!(si.samplerate >= 1 && si.samplerate <= 1000000)) {
+    sf_close(f);
+    sf_ = nullptr;
+    throw InputError(fmt::format("input '{}': sample rate {} Hz is out of range (1 Hz .. 1 MHz)", path, si.samplerate));
   }
   // libsndfile clamps a WAV data chunk that runs past the end of the file and notes it in
   // its log; such a file is truncated, and reading it "to the end" would hide that.
@@ -154,22 +162,21 @@ int output_format_for(const std::string& out_path, int input_format, int channel
 }
 
 AudioWriter::AudioWriter(const std::string& path, int format, double rate, int channels) : path_(path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path target(path);
-  if (fs::is_directory(target, ec)) throw InputError(fmt::format("output '{}': is a directory", path));
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) throw InputError(fmt::format("output '{}': folder '{}' does not exist", path, dir.string()));
-  tmp_ = (dir / ("." + target.filename().string() + fmt::format(".{}.partial", ::getpid()))).string();
+  const std::string label = fmt::format("output '{}'", path);
+  if (path == "-")
+    throw InputError(fmt::format("{}: audio is not written to stdout (the report goes there); name a file, a FIFO "
+                                 "or a device such as /dev/stdout",
+                                 label));
+  target_ = OutputTarget(path, label);
   SF_INFO si{};
   si.samplerate = static_cast<int>(rate);
   si.channels = channels;
   si.format = format;
-  SNDFILE* f = sf_open(tmp_.c_str(), SFM_WRITE, &si);
+  SNDFILE* f = sf_open_fd(target_.fd(), SFM_WRITE, &si, SF_FALSE);
   if (!f) {
     const std::string why = sf_strerror(nullptr);
-    std::remove(tmp_.c_str());
-    throw InputError(fmt::format("output '{}': cannot write ({})", path, why));
+    target_.abandon();
+    throw InputError(fmt::format("{}: cannot write ({})", label, why));
   }
   sf_command(f, SFC_SET_CLIPPING, nullptr, SF_TRUE);
   sf_ = f;
@@ -177,7 +184,7 @@ AudioWriter::AudioWriter(const std::string& path, int format, double rate, int c
 
 AudioWriter::~AudioWriter() {
   if (sf_) sf_close(S(sf_));
-  if (!committed_ && !tmp_.empty()) std::remove(tmp_.c_str());
+  if (!committed_) target_.abandon();
 }
 
 void AudioWriter::write(const float* src, std::int64_t frames) {
@@ -198,10 +205,11 @@ void AudioWriter::commit() {
   if (committed_) return;
   const int rc = sf_close(S(sf_));
   sf_ = nullptr;
-  if (rc != 0) throw RuntimeFailure(fmt::format("output '{}': close failed ({})", path_, sf_error_number(rc)));
-  std::error_code ec;
-  std::filesystem::rename(tmp_, path_, ec);
-  if (ec) throw RuntimeFailure(fmt::format("output '{}': cannot move into place ({})", path_, ec.message()));
+  if (rc != 0) {
+    target_.abandon();
+    throw RuntimeFailure(fmt::format("output '{}': close failed ({})", path_, sf_error_number(rc)));
+  }
+  target_.commit();
   committed_ = true;
 }
 

@@ -1,10 +1,13 @@
 #pragma once
 // Audio files through libsndfile: a reader that checks its input up front and a writer that
-// writes to a temporary file beside the target and renames it into place only on commit(),
-// so a failed run never leaves a partial file that looks complete. Not real-time.
+// writes through an OutputTarget (output_file.hpp): to a temporary file beside the target,
+// renamed into place only on commit(), so a failed run never leaves a partial file that looks
+// complete; a device or FIFO is written directly. Not real-time.
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "src/io/output_file.hpp"
 
 namespace chunkscope {
 
@@ -18,8 +21,11 @@ struct AudioInfo {
 
 class AudioReader {
  public:
-  /// Opens `path`. Throws InputError when it is missing, unreadable, not audio or empty.
-  explicit AudioReader(const std::string& path);
+  /// Opens `path`. Throws InputError when it is missing, unreadable, not audio, empty, or
+  /// its sample rate is outside 1 Hz .. 1 MHz. A FIFO or character device is waited for its
+  /// first data for at most kPipeWaitMs; with `regular_only` it is refused at once (`why`
+  /// says what needs a regular file).
+  explicit AudioReader(const std::string& path, bool regular_only = false, const char* why = nullptr);
   ~AudioReader();
   AudioReader(const AudioReader&) = delete;
   AudioReader& operator=(const AudioReader&) = delete;
@@ -50,7 +56,8 @@ class AudioReader {
 class AudioWriter {
  public:
   /// Prepares to write `path` with `format` (SF_FORMAT_*), rate and channels. The data go
-  /// to a temporary file until commit(). Throws InputError when the target cannot be written.
+  /// to a temporary file until commit() (a device or FIFO: directly). Throws InputError when
+  /// the target cannot be written, RuntimeFailure when it cannot be opened.
   AudioWriter(const std::string& path, int format, double rate, int channels);
   /// Removes the temporary file unless commit() succeeded.
   ~AudioWriter();
@@ -66,7 +73,8 @@ class AudioWriter {
   const std::string& path() const { return path_; }
 
  private:
-  std::string path_, tmp_;
+  std::string path_;
+  OutputTarget target_;
   void* sf_ = nullptr;
   bool committed_ = false;
   std::int64_t written_ = 0;

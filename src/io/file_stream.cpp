@@ -10,8 +10,12 @@
 
 namespace chunkscope {
 
+// A stream's input is opened more than once (for its format, then per run or round) and may
+// be rewound, so it must be a regular file; `process` reads FIFOs and devices.
 FileSource::FileSource(const std::string& path, DType dtype)
-    : reader_(path), dtype_(dtype), desc_(fmt::format("file {}", path)) {}
+    : reader_(path, true, "this command opens its input more than once; `process` reads a FIFO"),
+      dtype_(dtype),
+      desc_(fmt::format("file {}", path)) {}
 
 Status FileSource::fill(void* dst, int max_frames, int* frames) noexcept {
   std::int64_t got = 0;

@@ -13,7 +13,8 @@ namespace chunkscope {
 /// Reads a file chunk by chunk on the source thread. Not copyable.
 class FileSource final : public ChunkSource {
  public:
-  /// Opens the file (throws InputError). `dtype` is the sample type chunks carry.
+  /// Opens the file (throws InputError; a FIFO or device is refused: the input is opened
+  /// more than once). `dtype` is the sample type chunks carry.
   FileSource(const std::string& path, DType dtype);
   std::int64_t total_frames() const noexcept override { return reader_.info().frames; }
   /// RT safe apart from the file read itself; returns io_error when the file ends early.

@@ -8,6 +8,7 @@
 
 #include "src/chain_spec.hpp"
 #include "src/errors.hpp"
+#include "src/io/input_file.hpp"
 #include "src/report/diagnosis.hpp"
 
 namespace chunkscope {
@@ -453,13 +454,19 @@ HistSummary read_hist(const Node& n) {
   HistSummary h;
   h.count = n.u64("count", 0);
   if (h.count == 0) return h;
-  h.min = n.req_i64("min");
-  h.p50 = n.req_i64("p50");
-  h.p90 = n.i64("p90", h.p50);
-  h.p95 = n.req_i64("p95");
-  h.p99 = n.i64("p99", h.p95);
-  h.p99_9 = n.i64("p99_9", h.p99);
-  h.max = n.req_i64("max");
+  // every histogram holds durations: none is below 0
+  auto t = [&](const char* key, std::optional<std::int64_t> def) {
+    const std::int64_t v = def && !n.has(key) ? *def : n.req_i64(key);
+    if (v < 0) n.at(key).fail(fmt::format("{} ns is not a time (below 0)", v));
+    return v;
+  };
+  h.min = t("min", std::nullopt);
+  h.p50 = t("p50", std::nullopt);
+  h.p90 = t("p90", h.p50);
+  h.p95 = t("p95", std::nullopt);
+  h.p99 = t("p99", h.p95);
+  h.p99_9 = t("p99_9", h.p99);
+  h.max = t("max", std::nullopt);
   h.mean = n.num("mean", static_cast<double>(h.p50));
   return h;
 }
@@ -564,6 +571,7 @@ ReportWorkload read_workload(const Node& n, bool run) {
   w.backend = n.str("backend", "cpu");
   w.mode = n.str("mode", "");
   w.rate = n.num("rate", 0);
+  if (w.rate < 0) n.at("rate").fail(fmt::format("{} is below 0", w.rate));
   w.channels = n.i32("channels", 0);
   w.chunk_frames = n.i32("chunk_frames", 0);
   w.dtype = read_dtype(n, "dtype");
@@ -832,22 +840,6 @@ RunReport read_run(const Node& n) {
   return r;
 }
 
-// The whole file as text, refusing more than `limit` bytes (a report is read whole).
-std::string read_bounded(const std::string& path, std::size_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("report '{}': cannot read", path));
-  std::string text;
-  char buf[1 << 16];
-  while (in) {
-    in.read(buf, sizeof buf);
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > limit)
-      throw InputError(fmt::format("report '{}': larger than {} MiB, the most a saved report may hold", path, limit >> 20));
-  }
-  if (in.bad()) throw InputError(fmt::format("report '{}': read failed", path));
-  return text;
-}
-
 std::string schema_of(const Node& n) {
   if (!n.raw().is_object())
     throw InputError(fmt::format("JSON but not a chunkscope report (a top-level {}, not an object)", n.raw().type_name()));
@@ -951,7 +943,7 @@ SavedReport load_saved_report(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(fmt::format("report '{}': no such file", path));
   if (fs::is_directory(path, ec)) throw InputError(fmt::format("report '{}': is a folder, not a report file", path));
-  const std::string text = read_bounded(path, kMaxReportBytes);
+  const std::string text = read_text_file_bounded(path, kReportFileLimit, fmt::format("report '{}'", path));
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(fmt::format("report '{}': empty file, not JSON", path));
   json j;

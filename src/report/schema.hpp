@@ -33,7 +33,7 @@ CompareReport compare_report_from_json(const nlohmann::json& j);
 using SavedReport = std::variant<RunReport, CompareReport>;
 
 /// A saved report of either schema. Throws InputError (exit 2) with one line naming the
-/// file: missing, a folder, too large, empty, not JSON, truncated JSON, a document that is
+/// file: missing, a folder, too large, empty, not JSON, truncated JSON, larger than kReportFileLimit (src/io/input_file.hpp), a document that is
 /// not a chunkscope report (naming the schema found), or a field that is missing or
 /// mistyped.
 SavedReport load_saved_report(const std::string& path);
@@ -46,8 +46,5 @@ SavedReport load_report_spec(const std::string& spec);
 /// The run report `spec` names (FILE or COMPARE.json#VARIANT). A compare report without a
 /// variant is refused with the list of its variants. Throws InputError.
 RunReport load_run_report(const std::string& spec);
-
-/// The largest saved report read (bytes): 512 MiB.
-inline constexpr std::size_t kMaxReportBytes = std::size_t{512} << 20;
 
 }  // namespace chunkscope

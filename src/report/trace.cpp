@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <fstream>
+#include <sstream>
 #include <unistd.h>
 
 #include "src/errors.hpp"
+#include "src/io/output_file.hpp"
 #include "src/report/hgrm.hpp"
 
 namespace chunkscope {
@@ -63,17 +64,23 @@ json build_trace(const std::vector<ChunkRecord>& records, const TraceThreads& t)
             {"queue_tracks", "queue_in and queue_out hold each chunk's wait in the queue; they are not threads"}}}};
 }
 
+std::vector<std::string> hgrm_file_names() {
+  std::vector<std::string> names;
+  for (int i = 0; i < kStageCount; ++i) names.push_back(std::string(stage_key(static_cast<Stage>(i))) + ".hgrm");
+  names.push_back("end_to_end.hgrm");
+  names.push_back("period.hgrm");
+  return names;
+}
+
 void write_hgrm_files(const std::string& dir, const RunStats& st) {
-  auto write = [&](const std::string& name, const stats::LogHistogram& h) {
-    const std::string path = dir + "/" + name + ".hgrm";
-    std::ofstream o(path);
-    if (!o) throw RuntimeFailure(fmt::format("--hgrm '{}': cannot write {}", dir, path));
+  const auto names = hgrm_file_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto& h = i < kStageCount ? st.stage[i] : i == kStageCount ? st.latency : st.period;
+    std::ostringstream o;
     stats::write_hgrm(o, h, 1000.0);
-    if (!o) throw RuntimeFailure(fmt::format("--hgrm '{}': write failed for {}", dir, path));
-  };
-  for (int i = 0; i < kStageCount; ++i) write(stage_key(static_cast<Stage>(i)), st.stage[static_cast<std::size_t>(i)]);
-  write("end_to_end", st.latency);
-  write("period", st.period);
+    const std::string path = dir + "/" + names[i];
+    write_text_output(path, o.str(), fmt::format("--hgrm '{}': {}", dir, path));
+  }
 }
 
 }  // namespace chunkscope

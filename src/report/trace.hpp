@@ -36,5 +36,7 @@ nlohmann::json build_trace(const std::vector<ChunkRecord>& records, const TraceT
 /// One HdrHistogram percentile file per stage (and end-to-end, period) into `dir`. Throws
 /// RuntimeFailure naming the file that cannot be written.
 void write_hgrm_files(const std::string& dir, const RunStats& st);
+/// The names of the files write_hgrm_files() writes ("process.hgrm", ...).
+std::vector<std::string> hgrm_file_names();
 
 }  // namespace chunkscope
