@@ -22,30 +22,30 @@ template <class T, int B>
 struct DeviceWarp {
   sos_lanes::LaneRegs<T, B> r;
 
-  // No allocation, does not block.
+  // [no-alloc, no-block]
   __device__ __forceinline__ explicit DeviceWarp(int lane) { r.lane = lane; }
-  // f on this thread's lane. No allocation, does not block.
+  // f on this thread's lane. [no-alloc, no-block]
   template <class F>
   __device__ __forceinline__ void each(F&& f) {
     f(r);
   }
-  // Lane l gets lane l-1's value. No allocation; waits for the warp's lanes (a shuffle).
+  // Lane l gets lane l-1's value. [no-alloc, no-block] A shuffle: waits only for the warp's own lanes.
   template <class Get, class Put>
   __device__ __forceinline__ void shfl_up(Get&& get, Put&& put) {
     put(r, __shfl_up_sync(kFullMask, get(static_cast<const sos_lanes::LaneRegs<T, B>&>(r)), 1));
   }
-  // Every lane gets lane src's value. No allocation; waits for the warp's lanes (a shuffle).
+  // Every lane gets lane src's value. [no-alloc, no-block] A shuffle: waits only for the warp's own lanes.
   template <class Get, class Put>
   __device__ __forceinline__ void shfl(Get&& get, int src, Put&& put) {
     put(r, __shfl_sync(kFullMask, get(static_cast<const sos_lanes::LaneRegs<T, B>&>(r)), src));
   }
-  // No allocation; waits for the warp's lanes.
+  // [no-alloc, no-block] Waits only for the warp's own lanes.
   __device__ __forceinline__ void sync() { __syncwarp(); }
 };
 
 // One cascade step over one chunk, in place; state read at the start and written back at
 // the end of each pass. B: samples per step (1, 2, 4 or 8); Tail: per-sample guards for a
-// short last block (sos_lanes::needs_tail_guards). Device code: no allocation, does not block.
+// short last block (sos_lanes::needs_tail_guards). Device code: [no-alloc, no-block]
 template <class T, int B, bool Tail>
 __global__ void __launch_bounds__(cuda_plan::kWarpLanes) sos_cascade_kernel(T* __restrict__ d_data, int frames,
                                                                              int channels,

@@ -43,12 +43,12 @@ inline constexpr int kWindow = 32;                     // samples per prefetch w
 static_assert(kWindow == kLanes, "a prefetch window holds one sample per lane");
 
 /// Whether a block of B samples per step fits the kernel: a power of two that divides the
-/// prefetch window, so a step's block never straddles two windows. No allocation, does not block.
+/// prefetch window, so a step's block never straddles two windows. [no-alloc, no-block]
 /// [no-alloc, no-block]
 constexpr bool supported_block(int b) noexcept { return b >= 1 && b <= kWindow && (kWindow % b) == 0; }
 
 /// Whether a chunk of `frames` needs the per-sample tail guards (its last block is short).
-/// When false the kernel runs the uniform full-block path. No allocation, does not block.
+/// When false the kernel runs the uniform full-block path. [no-alloc, no-block]
 /// [no-alloc, no-block]
 constexpr bool needs_tail_guards(int frames, int b) noexcept { return b > 0 && frames % b != 0; }
 
@@ -64,7 +64,7 @@ struct LaneRegs {
 };
 
 /// Sample `frame` of channel `ch` of interleaved [frame][channel] data, or 0 past the
-/// chunk's end. No allocation, does not block.
+/// chunk's end. [no-alloc, no-block]
 /// [no-alloc, no-block]
 template <class T>
 CS_HD T load_sample(const T* data, int frame, int frames, int channels, int ch) {
@@ -74,8 +74,8 @@ CS_HD T load_sample(const T* data, int frame, int frames, int channels, int ch) 
 /// One pass over sections [sec0, sec0 + 32) of the cascade for channel `ch`, in place on
 /// `data`; the pass's sections' state read at the start and written back at the end.
 /// `Tail`: keep the per-sample guards for a short last block (needs_tail_guards); without
-/// them every block must be full. No allocation, does not block (the warp sync at the end
-/// of the pass waits only for the warp's own lanes).
+/// them every block must be full. [no-alloc, no-block] (the warp sync at the end of the
+/// pass waits only for the warp's own lanes)
 template <class T, int B, bool Tail, class Warp>
 CS_HD void cascade_pass(Warp& w, T* data, int frames, int channels, int ch, const T* coef, int sections, T* state,
                         int sec0) {
@@ -155,7 +155,7 @@ CS_HD void cascade_pass(Warp& w, T* data, int frames, int channels, int ch, cons
 
 /// The whole cascade of `sections` for channel `ch`: passes of up to 32 sections, in place.
 /// The layout of data, coef and state is launch_sos_cascade's (kernels/sos_kernels.cuh).
-/// No allocation, does not block.
+/// [no-alloc, no-block]
 template <class T, int B, bool Tail, class Warp>
 CS_HD void cascade_channel(Warp& w, T* data, int frames, int channels, int ch, const T* coef, int sections,
                            T* state) {
@@ -174,18 +174,18 @@ class EmulatedWarp {
  public:
   using R = LaneRegs<T, B>;
 
-  /// No allocation, does not block.
+  /// [no-alloc, no-block]
   /// [no-alloc, no-block]
   EmulatedWarp() noexcept {
     for (int l = 0; l < kLanes; ++l) regs_[l].lane = l;
   }
-  /// f(lane) on every lane. No allocation, does not block.
+  /// f(lane) on every lane. [no-alloc, no-block]
   /// [no-alloc, no-block]
   template <class F>
   void each(F&& f) {
     for (auto& r : regs_) f(r);
   }
-  /// As __shfl_up_sync(full, v, 1). No allocation, does not block.
+  /// As __shfl_up_sync(full, v, 1). [no-alloc, no-block]
   /// [no-alloc, no-block]
   template <class Get, class Put>
   void shfl_up(Get&& get, Put&& put) {
@@ -193,14 +193,14 @@ class EmulatedWarp {
     for (int l = 0; l < kLanes; ++l) v[l] = get(static_cast<const R&>(regs_[l]));
     for (int l = 0; l < kLanes; ++l) put(regs_[l], v[l > 0 ? l - 1 : l]);
   }
-  /// As __shfl_sync(full, v, src) with the same src on every lane. No allocation, does not block.
+  /// As __shfl_sync(full, v, src) with the same src on every lane. [no-alloc, no-block]
   /// [no-alloc, no-block]
   template <class Get, class Put>
   void shfl(Get&& get, int src, Put&& put) {
     const T v = get(static_cast<const R&>(regs_[src & (kLanes - 1)]));
     for (auto& r : regs_) put(r, v);
   }
-  /// Lockstep lanes are always in sync: nothing to wait for. No allocation, does not block.
+  /// Lockstep lanes are always in sync: nothing to wait for. [no-alloc, no-block]
   /// [no-alloc, no-block]
   void sync() noexcept {}
 
@@ -209,8 +209,7 @@ class EmulatedWarp {
 };
 
 /// Runs what the kernel's launch does (one warp per channel, in turn) through EmulatedWarp.
-/// Host code; no allocation, does not block.
-/// [no-alloc, no-block]
+/// Host code. [no-alloc, no-block]
 template <class T, int B>
 void emulate_cascade(T* data, int frames, int channels, const T* coef, int sections, T* state, bool tail_guards) {
   for (int ch = 0; ch < channels; ++ch) {

@@ -1,8 +1,9 @@
 #pragma once
 // The processing backend interface: prepare / process / reset.
-//   prepare  may allocate and fail; sizes everything for the largest chunk.
-//   process  noexcept, allocation-free, lock-free; returns a Status.
-//   reset    clears filter state without reallocating.
+//   prepare  [allocates, blocks] may fail; sizes everything for the largest chunk.
+//   process  [no-alloc, blocks] noexcept, lock-free, returns a Status; only the CUDA
+//            backend blocks (it waits for the GPU to finish the chunk).
+//   reset    [no-alloc, blocks] clears filter state without reallocating.
 #include <cstddef>
 #include <cstdint>
 #include <vector>

@@ -35,7 +35,7 @@ struct BackendChoice {
 CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what = "--mode");
 
 /// A backend prepared for the plan: the CPU one, or the CUDA one (RuntimeFailure, exit 3,
-/// with the CUDA error text when no usable GPU or prepare fails). Not RT safe.
+/// with the CUDA error text when no usable GPU or prepare fails). Not real-time.
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice, const Plan& plan, const ProcessSpec& spec);
 
 }  // namespace chunkscope

@@ -23,7 +23,7 @@ struct BenchRow {
 /// The bench chain of `sections` one-section peaking filters.
 std::string bench_chain(int sections);
 
-/// Runs every configuration; calls on_row after each. Not RT; allocates.
+/// Runs every configuration; calls on_row after each. Not real-time; allocates.
 std::vector<BenchRow> run_filter_bench(const BenchOptions& opt, const std::function<void(const BenchRow&)>& on_row);
 
 }  // namespace chunkscope

@@ -40,9 +40,5 @@ Environment probe_environment() {
   return e;
 }
 
-nlohmann::json to_json(const Environment& e) {
-  return {{"version", e.version}, {"commit", e.commit},     {"cpu", e.cpu},           {"logical_cpus", e.logical_cpus},
-          {"os", e.os},           {"compiler", e.compiler}, {"build", e.build},       {"cuda_built", e.cuda_built}};
-}
 
 }  // namespace chunkscope

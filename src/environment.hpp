@@ -1,6 +1,5 @@
 #pragma once
 // The workload's environment for report headers: version, commit, CPU, OS, compiler.
-#include <nlohmann/json.hpp>
 #include <string>
 
 namespace chunkscope {
@@ -11,8 +10,7 @@ struct Environment {
   bool cuda_built = false;
 };
 
-/// Reads the environment once (e.g. /proc/cpuinfo, uname). Not RT.
+/// Reads the environment once (e.g. /proc/cpuinfo, uname). Not real-time.
 Environment probe_environment();
-nlohmann::json to_json(const Environment& e);
 
 }  // namespace chunkscope

@@ -13,7 +13,7 @@ foreach(f ${files})
 endforeach()
 # the real-time contract is stated with one fixed phrase: [no-alloc|allocates, no-block|blocks]
 foreach(f ${files})
-  file(STRINGS ${f} lines REGEX "RT safe|Not RT")
+  file(STRINGS ${f} lines REGEX "RT safe|Not RT|No allocation, does not block|[Nn]o allocation, no block")
   foreach(l ${lines})
     file(RELATIVE_PATH rel ${ROOT} ${f})
     list(APPEND bad "${rel}: '${l}' (say [no-alloc|allocates, no-block|blocks] instead)")

@@ -229,6 +229,15 @@ TEST_CASE("report model: damaged reports are refused in one line naming the fiel
   j["checksums"]["output"] = json::array();
   CHECK(has(refusal(j), "field 'checksums.output'"));
   j = good;
+  j["latency"].erase("p50");  // a missing member is named, never read past the object
+  CHECK(refusal(j) == "field 'latency.p50': missing");
+  j = good;
+  j["counts"]["miss_list"] = json::array({1, 2});
+  CHECK(refusal(j) == "field 'counts.miss_list[0]': expected an object, found number");
+  j = good;
+  j["diagnosis"][0]["severity"] = "fatal";
+  CHECK(refusal(j) == "field 'diagnosis[0].severity': 'fatal' is not warning, info or ok");
+  j = good;
   j["verdict"]["blame"] = "gpu";
   CHECK(has(refusal(j), "field 'verdict.blame': 'gpu' is not a stage"));
   // parsed from text: 1e400 is infinity, refused as a value, not an internal error

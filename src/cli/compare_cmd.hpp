@@ -1,6 +1,6 @@
 #pragma once
 // `chunkscope compare`: the same input and configuration through several backend variants,
-// interleaved in rounds, and one side-by-side table (schema chunkscope.compare/1). Not RT.
+// interleaved in rounds, and one side-by-side table (schema chunkscope.compare/1). Not real-time.
 #include <atomic>
 #include <nlohmann/json.hpp>
 #include <ostream>

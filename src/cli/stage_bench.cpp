@@ -37,9 +37,8 @@ namespace fs = std::filesystem;
 namespace {
 
 
-// The parts of a process() call a backend reports, as the run report names them.
-constexpr int kParts = 6;
-const char* const kPartNames[kParts] = {"launch", "h2d", "kernel", "d2h", "sync", "calibration"};
+// The parts of a process() call a backend reports, in the order of Part (part_key() names them).
+constexpr int kParts = kPartCount;
 constexpr std::int64_t ProcessStats::*kPartFields[kParts] = {&ProcessStats::launch_ns, &ProcessStats::h2d_ns,
                                                               &ProcessStats::kernel_ns, &ProcessStats::d2h_ns,
                                                               &ProcessStats::sync_ns, &ProcessStats::calib_ns};
@@ -50,8 +49,6 @@ const char* const kPipelineOnly[] = {"source", "queue_in", "queue_out", "sink", 
 // Caps on the input kept in memory for the timed calls (chunks cycle through it).
 constexpr std::size_t kPoolMaxChunks = 256;
 constexpr std::size_t kPoolMaxBytes = std::size_t{32} << 20;
-
-std::string hex16(std::uint64_t v) { return fmt::format("{:016x}", v); }
 
 // ------------------------------------------------------------------ what the run recorded
 // The run report and what stage-bench needs of it, checked: every refusal is one line
@@ -68,7 +65,7 @@ struct Subject {
   throw InputError(fmt::format("report '{}': {}", label, what));
 }
 
-std::uint64_t parse_hex16(const std::string& label, const std::string& s, const std::string& path) {
+std::uint64_t parse_hex64(const std::string& label, const std::string& s, const std::string& path) {
   if (s.empty() || s.size() > 16 || s.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
     bad(label, fmt::format("{} '{}' is not a 64-bit hex value", path, s));
   return std::stoull(s, nullptr, 16);
@@ -136,8 +133,8 @@ Subject load_subject(const std::string& spec) {
       bad(s.label, fmt::format("checksums.algorithm '{}' is not supported (fnv1a64)", ck.algorithm));
     s.have_checksums = true;
     for (std::size_t k = 0; k < ck.input.size(); ++k) {
-      s.ck_in.push_back(parse_hex16(s.label, ck.input[k], fmt::format("checksums.input[{}]", k)));
-      s.ck_out.push_back(parse_hex16(s.label, ck.output[k], fmt::format("checksums.output[{}]", k)));
+      s.ck_in.push_back(parse_hex64(s.label, ck.input[k], fmt::format("checksums.input[{}]", k)));
+      s.ck_out.push_back(parse_hex64(s.label, ck.output[k], fmt::format("checksums.output[{}]", k)));
     }
   } else {
     s.have_checksums = true;  // recorded, but zero chunks (e.g. --warmup 0)
@@ -287,7 +284,7 @@ Replay replay_recorded(const Subject& s, Backend& backend, Input& input) {
     if (seq >= r.K) continue;
     const std::uint64_t hin = fnv1a64(buf.data(), bytes);
     const bool in_ok = hin == s.ck_in[seq];
-    if (!in_ok) note_mismatch(seq, "input", hex16(s.ck_in[seq]), hex16(hin));
+    if (!in_ok) note_mismatch(seq, "input", hex64(s.ck_in[seq]), hex64(hin));
     ProcessStats ps{};
     const Status ps_st = backend.process({buf.data(), n, g.channels, g.dtype}, &ps);
     if (!ok(ps_st))
@@ -295,7 +292,7 @@ Replay replay_recorded(const Subject& s, Backend& backend, Input& input) {
                                        *backend.last_error() ? ": " : "", backend.last_error()));
     const std::uint64_t hout = fnv1a64(buf.data(), bytes);
     const bool out_ok = hout == s.ck_out[seq];
-    if (in_ok && !out_ok) note_mismatch(seq, "output", hex16(s.ck_out[seq]), hex16(hout));
+    if (in_ok && !out_ok) note_mismatch(seq, "output", hex64(s.ck_out[seq]), hex64(hout));
     if (in_ok && out_ok) ++r.matched;
   }
   if (r.read_chunks < r.K && !r.first_bad)
@@ -465,8 +462,8 @@ void print_result(const Subject& s, const Harness& h, const Input& in, const Rep
     const auto& a = t.parts[static_cast<std::size_t>(p)];
     const auto& b = r.process_parts[static_cast<std::size_t>(p)];
     if (!a && !b) continue;
-    row(fmt::format("  {} iso", kPartNames[p]), a.value_or(HistSummary{}));
-    row(fmt::format("  {} run", kPartNames[p]), b.value_or(HistSummary{}));
+    row(fmt::format("  {} iso", part_key(static_cast<Part>(p))), a.value_or(HistSummary{}));
+    row(fmt::format("  {} run", part_key(static_cast<Part>(p))), b.value_or(HistSummary{}));
   }
   line("");
   line(fmt::format("context    in the run: end-to-end p95 {}, queue_in p95 {}, queue_out p95 {}{}", cell_time(r.latency, 1),
@@ -485,7 +482,7 @@ json result_json(const Subject& s, const Harness& h, const Input& in, const Repl
     json j = to_json(total);
     json parts = json::object();
     for (int p = 0; p < kParts; ++p)
-      if (const auto& x = part_of(p)) parts[kPartNames[p]] = to_json(*x);
+      if (const auto& x = part_of(p)) parts[part_key(static_cast<Part>(p))] = to_json(*x);
     j["parts"] = parts;
     return j;
   };

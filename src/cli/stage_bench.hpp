@@ -35,7 +35,7 @@ inline constexpr const char* kStageBenchSchema = "chunkscope.stagebench/1";
 /// cannot be used (missing, not JSON, a compare report without a variant, no signature,
 /// unknown stage, recorded input file missing), RuntimeFailure (exit 3) when the harness
 /// cannot reproduce the run (backend unavailable, signature mismatch, input of another
-/// shape). Not RT safe.
+/// shape). Not real-time.
 int run_stage_bench(const StageBenchOptions& o);
 
 }  // namespace chunkscope

@@ -17,7 +17,7 @@ class FileSource final : public ChunkSource {
   /// more than once). `dtype` is the sample type chunks carry.
   FileSource(const std::string& path, DType dtype);
   std::int64_t total_frames() const noexcept override { return reader_.info().frames; }
-  /// RT safe apart from the file read itself; returns io_error when the file ends early.
+  /// [no-alloc, blocks] Reads the file; returns io_error when the file ends early.
   Status fill(void* dst, int max_frames, int* frames) noexcept override;
   const char* describe() const noexcept override { return desc_.c_str(); }
   const AudioInfo& info() const { return reader_.info(); }

@@ -11,7 +11,7 @@ namespace chunkscope {
 /// Prints the cadence report of a run. A run with fewer than two counted chunks has no
 /// period and says so; a report without a per-chunk series gets the summary figures and
 /// says what needs the series. (A comparison holds one cadence per variant: the caller
-/// picks one variant's report.) Not RT safe: allocates.
+/// picks one variant's report.) Not real-time: allocates.
 void print_cadence(std::ostream& os, const RunReport& run_report);
 
 }  // namespace chunkscope

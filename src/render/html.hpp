@@ -16,17 +16,17 @@
 
 namespace chunkscope {
 
-/// The page of a run report. Not RT safe.
+/// The page of a run report. Not real-time.
 std::string render_html(const RunReport& report);
 
 /// The page of a compare report: the variants side by side (with each one's misses,
-/// drops and verdict), then each variant's verdict, stages and diagnosis. Not RT safe.
+/// drops and verdict), then each variant's verdict, stages and diagnosis. Not real-time.
 std::string render_html(const CompareReport& report);
 
 /// The page of a saved report of either kind (a SavedReport, src/report/schema.hpp).
 std::string render_html(const std::variant<RunReport, CompareReport>& report);
 
-/// Escapes text for HTML content and attribute values (& < > " '). Not RT safe.
+/// Escapes text for HTML content and attribute values (& < > " '). Not real-time.
 std::string html_escape(const std::string& s);
 
 /// The number of pixel columns the per-chunk plots down-sample to.

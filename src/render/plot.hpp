@@ -1,7 +1,8 @@
 #pragma once
 // The plot kit of the HTML pages: scales, ticks, a plot frame with axes and a legend, the
 // percentile plot shared by the run and compare pages, the page frame and its CSS. Pure
-// string building over numbers; it knows nothing of reports. Not real-time.
+// string building over numbers and the model's histogram summaries; it knows nothing of
+// report sections or pages. Not real-time.
 //
 // Design: a Plot is a canvas with two scales and an SVG body that the caller appends to;
 // str() lays the legend out under the title (each item in <g class="li">, its line or

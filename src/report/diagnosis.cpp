@@ -1,14 +1,12 @@
 #include "src/report/diagnosis.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 #include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
-#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -20,18 +18,6 @@ namespace chunkscope {
 namespace {
 
 // ---------------------------------------------------------------- the rerun command line
-
-std::string shell_quote(const std::string& s) {
-  bool plain = !s.empty();
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '/' || c == '_' || c == '-' || c == ':' ||
-          c == '=' || c == '%' || c == ','))
-      plain = false;
-  if (plain) return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 std::string fmt_num(double v) {
   if (std::fabs(v - std::round(v)) < 1e-9) return fmt::format("{}", static_cast<long long>(std::llround(v)));

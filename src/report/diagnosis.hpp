@@ -18,16 +18,16 @@
 namespace chunkscope {
 
 /// The findings for a run report, most important first (warnings, then info, then ok).
-/// Empty when no rule fires. Not RT safe: allocates.
+/// Empty when no rule fires. Not real-time: allocates.
 std::vector<Finding> diagnose(const RunReport& run_report);
 
 /// The terminal section: a "diagnosis" header line, then each finding with its evidence
-/// and next experiment. Not RT safe.
+/// and next experiment. Not real-time.
 void print_diagnosis(std::ostream& os, const std::vector<Finding>& findings);
 
 /// The command line that would repeat the run a report describes (from its workload;
 /// options equal to their defaults are left out), e.g.
-/// "chunkscope synth --signal noise --duration 1s --chain 'lp:8000:4'". Not RT safe.
+/// "chunkscope synth --signal noise --duration 1s --chain 'lp:8000:4'". Not real-time.
 std::string rerun_command(const RunReport& run_report);
 
 }  // namespace chunkscope

@@ -148,11 +148,6 @@ json series_json(const Series& s) {
 json device_json(const DeviceSection& d) {
   json xl = json::array();
   for (const auto& x : d.xrun_list) xl.push_back({{"callback", x.callback}, {"at_s", x.at_s}, {"flags", x.flags}});
-  json cb = {{"count", d.callback_period.count}};
-  if (d.callback_period.has_data()) {
-    const auto& h = d.callback_period;
-    cb = {{"count", h.count}, {"min", h.min}, {"p50", h.p50}, {"p95", h.p95}, {"p99", h.p99}, {"max", h.max}};
-  }
   return {{"input", d.input},
           {"output", d.output},
           {"host_api", d.host_api},
@@ -163,7 +158,7 @@ json device_json(const DeviceSection& d) {
           {"reported_output_latency_s", d.reported_output_latency_s},
           {"stream_rate", d.stream_rate},
           {"callbacks", d.callbacks},
-          {"callback_period", cb},
+          {"callback_period", to_json(d.callback_period)},
           {"xruns", d.xruns},
           {"input_overflows", d.input_overflows},
           {"output_underflows", d.output_underflows},
@@ -398,7 +393,16 @@ class Node {
   }
 
   // -- a member's value: missing or null keeps the default; present and mistyped is an error
-  Node at(const char* key) const { return Node((*j_)[key], child_path(key)); }
+  /// The member at `key`; a null node (named by its path) when there is none, so that
+  /// reading it fails with the field's name instead of reading past the object.
+  Node at(const char* key) const {
+    static const json kNull;
+    if (j_->is_object()) {
+      const auto it = j_->find(key);
+      if (it != j_->end()) return Node(*it, child_path(key));
+    }
+    return Node(kNull, child_path(key));
+  }
   double num(const char* key, double def) const { return has(key) ? at(key).number() : def; }
   std::int64_t i64(const char* key, std::int64_t def) const { return has(key) ? at(key).integer() : def; }
   std::uint64_t u64(const char* key, std::uint64_t def) const { return has(key) ? at(key).count() : def; }
@@ -435,10 +439,6 @@ class Node {
   bool req_flag(const char* key) const {
     need(key);
     return flag(key, false);
-  }
-  double req_num(const char* key) const {
-    if (!has(key)) at(key).fail("missing");
-    return at(key).number();
   }
   std::int64_t req_i64(const char* key) const {
     if (!has(key)) at(key).fail("missing");
@@ -685,21 +685,8 @@ DeviceSection read_device(const Node& n) {
   d.reported_output_latency_s = n.num("reported_output_latency_s", 0);
   d.stream_rate = n.num("stream_rate", 0);
   d.callbacks = n.u64("callbacks", 0);
-  if (auto cb = n.opt_obj("callback_period")) {
-    HistSummary h;
-    h.count = cb->u64("count", 0);
-    if (h.count > 0) {
-      h.min = cb->i64("min", 0);
-      h.p50 = cb->i64("p50", 0);
-      h.p95 = cb->i64("p95", h.p50);
-      h.p99 = cb->i64("p99", h.p95);
-      h.p90 = h.p50;
-      h.p99_9 = h.p99;
-      h.max = cb->i64("max", h.p99);
-      h.mean = static_cast<double>(h.p50);
-    }
-    d.callback_period = h;
-  }
+  // older reports kept min, p50, p95, p99 and max of the callback period only
+  if (auto cb = n.opt_obj("callback_period")) d.callback_period = read_hist(*cb);
   d.xruns = n.u64("xruns", 0);
   d.input_overflows = n.u64("input_overflows", 0);
   d.output_underflows = n.u64("output_underflows", 0);
@@ -707,6 +694,7 @@ DeviceSection read_device(const Node& n) {
   if (auto xl = n.arr("xrun_list"))
     for (std::size_t i = 0; i < xl->size(); ++i) {
       const Node x = xl->elem(i);
+      if (!x.raw().is_object()) x.fail(fmt::format("expected an object, found {}", x.raw().type_name()));
       d.xrun_list.push_back({x.u64("callback", 0), x.num("at_s", 0), x.u64("flags", 0)});
     }
   d.underruns = n.u64("underruns", 0);
@@ -723,11 +711,23 @@ std::vector<Finding> read_findings(const Node& a) {
     Finding x;
     x.rule = f.str("rule", "?");
     const std::string sev = f.str("severity", "info");
-    x.severity = sev == "warning" ? Finding::Severity::warning : sev == "ok" ? Finding::Severity::ok : Finding::Severity::info;
+    if (sev == "warning")
+      x.severity = Finding::Severity::warning;
+    else if (sev == "ok")
+      x.severity = Finding::Severity::ok;
+    else if (sev == "info")
+      x.severity = Finding::Severity::info;
+    else
+      f.at("severity").fail(fmt::format("'{}' is not warning, info or ok", sev));
     const std::string conf = f.str("confidence", "medium");
-    x.confidence = conf == "high" ? Finding::Confidence::high
-                   : conf == "low" ? Finding::Confidence::low
-                                   : Finding::Confidence::medium;
+    if (conf == "high")
+      x.confidence = Finding::Confidence::high;
+    else if (conf == "medium")
+      x.confidence = Finding::Confidence::medium;
+    else if (conf == "low")
+      x.confidence = Finding::Confidence::low;
+    else
+      f.at("confidence").fail(fmt::format("'{}' is not high, medium or low", conf));
     x.text = f.str("finding", "");
     x.next = f.str("next", "");
     if (auto ev = f.opt_obj("evidence"))
@@ -772,6 +772,7 @@ RunReport read_run(const Node& n) {
   if (auto ml = c.arr("miss_list"))
     for (std::size_t i = 0; i < ml->size(); ++i) {
       const Node e = ml->elem(i);
+      if (!e.raw().is_object()) e.fail(fmt::format("expected an object, found {}", e.raw().type_name()));
       MissRecord mr;
       mr.seq = e.u64("seq", 0);
       mr.latency_ns = e.i64("latency_ns", 0);
@@ -941,7 +942,9 @@ CompareReport compare_report_from_json(const json& j) {
 
 SavedReport load_saved_report(const std::string& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw InputError(fmt::format("report '{}': no such file", path));
+  if (!fs::exists(path, ec))
+    throw InputError(ec ? fmt::format("report '{}': cannot look at it ({})", path, ec.message())
+                        : fmt::format("report '{}': no such file", path));
   if (fs::is_directory(path, ec)) throw InputError(fmt::format("report '{}': is a folder, not a report file", path));
   const std::string text = read_text_file_bounded(path, kReportFileLimit, fmt::format("report '{}'", path));
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
@@ -974,7 +977,8 @@ SavedReport load_saved_report(const std::string& path) {
 
 SavedReport load_report_spec(const std::string& spec) {
   const auto hash = spec.rfind('#');
-  if (hash == std::string::npos || hash == 0 || fs::exists(spec)) return load_saved_report(spec);
+  std::error_code ec;
+  if (hash == std::string::npos || hash == 0 || fs::exists(spec, ec)) return load_saved_report(spec);
   const std::string path = spec.substr(0, hash), name = spec.substr(hash + 1);
   SavedReport saved = load_saved_report(path);
   const auto* cmp = std::get_if<CompareReport>(&saved);
