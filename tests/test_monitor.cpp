@@ -75,6 +75,14 @@ class JackServer {
       if (r.rc == 0 && json::parse(r.out)["devices"].size() > 0) ready_ = true;
       if (!ready_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+    // The devices seen may be another server's of the same name (one left over by a killed
+    // test run): ours must still be alive once it has had time to find the name taken.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    int st = 0;
+    if (ready_ && waitpid(pid_, &st, WNOHANG) == pid_) {
+      pid_ = -1;
+      ready_ = false;
+    }
   }
   void stop(int sig) {
     if (pid_ > 0) {
