@@ -1,6 +1,8 @@
 #include "rt/pa_device.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <portaudio.h>
@@ -32,8 +34,11 @@ auto quiet_stderr(F&& f) {
 
 int pa_callback(const void* in, void* out, unsigned long frames, const PaStreamCallbackTimeInfo*,
                 PaStreamCallbackFlags status, void* user) {
-  return static_cast<DeviceStream*>(user)->on_callback(in, out, frames, status);
+  return DeviceStream::gated_callback(*static_cast<DeviceStream::CallbackGate*>(user), in, out, frames, status);
 }
+
+// The gates of abandoned streams: a callback may still read them until the process ends.
+std::atomic<DeviceStream::CallbackGate*> g_abandoned_gates{nullptr};
 
 }  // namespace
 
@@ -104,6 +109,8 @@ std::vector<DeviceInfo> PortAudioSession::devices() const {
 DeviceStream::~DeviceStream() {
   stop();
   if (stream_) Pa_CloseStream(static_cast<PaStream*>(stream_));
+  // gate_ goes with this object: a stream that was closed calls back no more, and an
+  // abandoned one handed its gate to g_abandoned_gates
 }
 
 Status DeviceStream::open(const DeviceInfo& input, const DeviceInfo* output, double rate, int channels, int frames,
@@ -123,8 +130,9 @@ Status DeviceStream::open(const DeviceInfo& input, const DeviceInfo* output, dou
     op.suggestedLatency = output->low_output_latency;
   }
   PaStream* s = nullptr;
+  gate_->out_frame_bytes = duplex_ ? static_cast<std::size_t>(channels) * sizeof(float) : 0;
   const PaError e = Pa_OpenStream(&s, &ip, duplex_ ? &op : nullptr, rate, static_cast<unsigned long>(frames),
-                                  paClipOff | paDitherOff, pa_callback, this);
+                                  paClipOff | paDitherOff, pa_callback, gate_.get());
   if (e != paNoError) {
     error_ = fmt::format("audio device '{}' ({}): cannot open a {} ch stream at {} Hz with {} frames: {}", input.name,
                          input.host_api, channels, rate, frames, Pa_GetErrorText(e));
@@ -147,6 +155,8 @@ void DeviceStream::prepare_callback(Engine& engine, bool duplex) {
   period_ = stats::LogHistogram();
   prev_cb_ns_ = 0;
   callbacks_.store(0);
+  if (!gate_) gate_ = std::make_unique<CallbackGate>();
+  gate_->stream = this;
 }
 
 Status DeviceStream::start() {
@@ -167,6 +177,37 @@ void DeviceStream::stop() noexcept {
       Pa_AbortStream(static_cast<PaStream*>(stream_));
     started_ = false;
   }
+}
+
+void DeviceStream::abandon() noexcept {
+  stream_ = nullptr;
+  started_ = false;
+  if (abandoned_ || !gate_) return;
+  abandoned_ = true;
+  CallbackGate* g = gate_.release();
+  g->detached.store(true, std::memory_order_seq_cst);
+  // a callback that counted itself in before the flag was raised finishes its work; one
+  // that comes later sees the flag and touches nothing but the gate
+  while (g->in_flight.load(std::memory_order_seq_cst) != 0) {
+    const timespec pause{0, 100'000};
+    nanosleep(&pause, nullptr);
+  }
+  CallbackGate* head = g_abandoned_gates.load(std::memory_order_relaxed);
+  do {
+    g->next_abandoned = head;
+  } while (!g_abandoned_gates.compare_exchange_weak(head, g, std::memory_order_release, std::memory_order_relaxed));
+}
+
+int DeviceStream::gated_callback(CallbackGate& gate, const void* in, void* out, unsigned long frames,
+                                 unsigned long status) noexcept {
+  gate.in_flight.fetch_add(1, std::memory_order_seq_cst);
+  int r = paContinue;
+  if (!gate.detached.load(std::memory_order_seq_cst))
+    r = gate.stream->on_callback(in, out, frames, status);
+  else if (out && gate.out_frame_bytes > 0)
+    std::memset(out, 0, static_cast<std::size_t>(frames) * gate.out_frame_bytes);
+  gate.in_flight.fetch_sub(1, std::memory_order_release);
+  return r;
 }
 
 bool DeviceStream::active() const noexcept { return stream_ && Pa_IsStreamActive(static_cast<PaStream*>(stream_)) == 1; }

@@ -6,8 +6,22 @@
 // PortAudio's status flags as xruns into a preallocated list, pushes the input into the
 // engine and, full duplex, pulls the output that is due. It never blocks, allocates,
 // locks or logs; everything it touches is sized in open().
+//
+// Giving up on a stream. When the audio server stalls or dies, the stream cannot be
+// stopped or closed safely (PortAudio's JACK host aborts the process inside
+// CleanUpStream when the server is gone), so abandon() leaves it running, and its
+// callback thread may call again at any time, e.g. when a stopped server is continued.
+// PortAudio therefore does not hand the callback this object but a small CallbackGate: an
+// atomic `detached` flag and a count of callbacks in flight. The callback counts itself
+// in, then reads the flag; abandon() raises the flag, then waits until the count is 0
+// (both sides sequentially consistent, so either the callback sees the flag or abandon()
+// sees the callback). From then on a callback touches nothing but the gate (it plays
+// silence), so this object, the engine and the statistics may be read and freed. The gate
+// itself is never freed once abandoned: it is kept on a process-wide list (reachable, so
+// leak checkers do not report it), a few bytes per abandoned stream.
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -102,11 +116,12 @@ class DeviceStream {
   const std::string& error() const noexcept { return error_; }
   /// Stops the stream (waits for the last callback). [no-alloc, blocks]
   void stop() noexcept;
-  /// Leaves a stream whose server died unclosed (see PortAudioSession::abandon). [no-alloc, no-block]
-  void abandon() noexcept {
-    stream_ = nullptr;
-    started_ = false;
-  }
+  /// Gives up on a stream whose server stalled or died, leaving it unclosed (see
+  /// PortAudioSession::abandon): disarms the callback, waits until no callback is in flight,
+  /// and keeps the callback's gate alive for the rest of the process. Afterwards no
+  /// callback touches this object or the engine, so both may be read and destroyed.
+  /// [no-alloc, blocks] (waits for the callback in flight, which never blocks)
+  void abandon() noexcept;
   /// True while PortAudio reports the stream active.
   /// [no-alloc, no-block]
   bool active() const noexcept;
@@ -138,8 +153,22 @@ class DeviceStream {
   /// The PortAudio callback body. [no-alloc, no-block] No lock, I/O or logging.
   int on_callback(const void* in, void* out, unsigned long frames, unsigned long status) noexcept;
 
+  /// What PortAudio's callback is handed instead of the stream (see Design).
+  struct CallbackGate {
+    std::atomic<int> in_flight{0};
+    std::atomic<bool> detached{false};
+    DeviceStream* stream = nullptr;
+    std::size_t out_frame_bytes = 0;  // silence to play once detached (0: input only)
+    CallbackGate* next_abandoned = nullptr;
+  };
+  /// The callback PortAudio calls, given the gate. [no-alloc, no-block]
+  static int gated_callback(CallbackGate& gate, const void* in, void* out, unsigned long frames,
+                            unsigned long status) noexcept;
+
  private:
   void* stream_ = nullptr;
+  std::unique_ptr<CallbackGate> gate_;
+  bool abandoned_ = false;
   Engine* engine_ = nullptr;
   bool duplex_ = false;
   std::atomic<std::uint64_t> callbacks_{0}, xrun_count_{0};

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
@@ -48,6 +49,10 @@ class JackServer {
   bool ready() const { return ready_; }
   /// Kills the server without warning, as a crash would.
   void kill_now() { stop(SIGKILL); }
+  /// SIGSTOP stops the server (no callback arrives), SIGCONT lets it go on.
+  void send(int sig) {
+    if (pid_ > 0) kill(pid_, sig);
+  }
 
  private:
   void start(const std::string& name) {
@@ -73,6 +78,13 @@ class JackServer {
       }
       const auto r = run_cli({"devices", "--json"});
       if (r.rc == 0 && json::parse(r.out)["devices"].size() > 0) ready_ = true;
+      // a device seen while our server is exiting belongs to another process's server of
+      // the same name (a test run elsewhere on the machine): not ours, try the next name
+      if (ready_ && waitpid(pid_, &st, WNOHANG) == pid_) {
+        ready_ = false;
+        pid_ = -1;
+        return;
+      }
       if (!ready_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     // The devices seen may be another server's of the same name (one left over by a killed
@@ -222,6 +234,45 @@ TEST_CASE("killing the server mid-run: exit 3, one line, a partial report marked
   const auto j = testutil::load_json(td.file("m.json"));
   CHECK(j["state"] == "incomplete");
   CHECK(j["counts"]["emitted"].get<int>() > 0);  // what streamed before the server died
+}
+
+TEST_CASE("a server stopped until monitor gives up, then continued: exit 3, one line, an incomplete report, no crash after the give-up") {
+  // monitor gives up after 0.5 s without a callback and leaves the stream open (closing it
+  // could abort inside PortAudio); when the server goes on, its callbacks resume while the
+  // report is written and the engine freed. They must find the callback disarmed: under
+  // AddressSanitizer a callback that still recorded into the freed statistics ends the
+  // process with a heap-use-after-free report instead of exit 3.
+  NEED_JACK();
+  JackServer jack;
+  REQUIRE(jack.ready());
+  testutil::TempDir td;
+  const pid_t pid = testutil::spawn_cli(td.path().string(),
+                                        {"monitor", "--duration", "30s", "--json", "m.json", "--quiet", "--live"},
+                                        td.file("stdout"), td.file("stderr"));
+  // streaming once the live view has printed its first line
+  bool streaming = false;
+  for (int i = 0; i < 200 && !streaming; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    streaming = testutil::slurp(td.file("stdout")).find("] last 1 s: chunks ") != std::string::npos;
+  }
+  REQUIRE(streaming);
+  jack.send(SIGSTOP);
+  // monitor gives up after 0.5 s, writes the report, then frees the engine and exits: the
+  // server goes on as soon as the report is there, so that its callbacks resume while that
+  // happens (or, at the latest, after 10 s)
+  testutil::wait_for_path(td.file("m.json"), 10);
+  jack.send(SIGCONT);
+  const int rc = testutil::wait_cli(pid, 30);
+  const std::string err = testutil::slurp(td.file("stderr"));
+  CAPTURE(err);
+  CHECK(rc == 3);
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  CHECK(err.find("no callback for") != std::string::npos);
+  CHECK(err.find("AddressSanitizer") == std::string::npos);
+  const auto j = testutil::load_json(td.file("m.json"));
+  CHECK(j["state"] == "incomplete");
+  CHECK(j["counts"]["emitted"].get<int>() > 0);  // what streamed before the stall
+  CHECK(j["device"]["callbacks"].get<int>() > 0);
 }
 
 TEST_CASE("no server and no device: monitor fails at once with exit 3 and says what it looked for") {

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <cerrno>
 #include <fstream>
 #include <mutex>
 #include <poll.h>
@@ -12,6 +13,7 @@
 #include <sndfile.h>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,6 +124,61 @@ RunResult run_cli_at(const std::string& cwd, const std::vector<std::string>& arg
   }
   r.rc = killed ? 124 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
   return r;
+}
+
+pid_t spawn_cli(const std::string& cwd, const std::vector<std::string>& args, const std::string& out_path,
+                const std::string& err_path) {
+  std::vector<std::string> argv_s{bin_path()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {  // only async-signal-safe calls until exec
+    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int o = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || o < 0 || e < 0 || ::dup2(in, 0) < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0) ::_exit(126);
+    // the test runner may have left these ignored or blocked; the program gets the defaults
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int wait_cli(pid_t pid, int timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  int st = 0;
+  for (;;) {
+    const pid_t w = ::waitpid(pid, &st, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) return -1;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+      return 124;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+bool wait_for_path(const std::string& path, int timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  std::error_code ec;
+  while (!std::filesystem::exists(path, ec)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
 }
 
 TempDir::TempDir() {

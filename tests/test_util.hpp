@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace testutil {
@@ -22,6 +23,18 @@ RunResult run_cli(const std::vector<std::string>& args);
 /// threads at once.
 RunResult run_cli_at(const std::string& cwd, const std::vector<std::string>& args, int timeout_s = 30,
                      const std::string& stdout_to = "");
+
+/// Starts the chunkscope binary with `args` in folder `cwd`, stdin from /dev/null, stdout
+/// and stderr to the files `out_path` and `err_path`, and returns at once with its pid (for
+/// tests that signal it while it runs).
+pid_t spawn_cli(const std::string& cwd, const std::vector<std::string>& args, const std::string& out_path,
+                const std::string& err_path);
+/// Waits for a process spawn_cli started and returns its exit code, 128 + the signal when a
+/// signal ended it, or 124 when it still ran after `timeout_s` seconds (then it is killed:
+/// a hang guard, not a measurement).
+int wait_cli(pid_t pid, int timeout_s);
+/// Waits until `path` exists, at most `timeout_s` seconds; true when it does.
+bool wait_for_path(const std::string& path, int timeout_s);
 
 /// A fresh temporary folder removed at scope exit.
 class TempDir {

@@ -208,7 +208,11 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   if (failure.empty()) {
     stream.stop();
   } else {
-    stream.abandon();  // closing a stream whose server died aborts inside PortAudio
+    // Closing a stream whose server died aborts inside PortAudio, so the stream is left
+    // open and its callback thread alive. abandon() disarms the callback and returns only
+    // when none is in flight: a server that comes back calls a callback that touches
+    // nothing of the engine, the statistics or the stream freed below (rt/pa_device.hpp).
+    stream.abandon();
     pa.abandon();
   }
   session.engine().finish_source();
