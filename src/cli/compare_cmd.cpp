@@ -94,6 +94,7 @@ void merge_result(EngineResult& into, const EngineResult& r, bool first) {
   into.drops += r.drops;
   into.drops_pool += r.drops_pool;
   into.drops_queue += r.drops_queue;
+  into.not_processed += r.not_processed;
   for (auto s : r.drop_seqs)
     if (into.drop_seqs.size() < 4096) into.drop_seqs.push_back(s);
   into.q_in_high_water = std::max(into.q_in_high_water, r.q_in_high_water);
@@ -174,7 +175,7 @@ CompareReport build_compare(std::vector<Variant>& vars, const StreamSetup& su, c
       outcome.reason = v.failure;
     } else if (interrupted) {
       outcome.state = RunState::interrupted;
-      outcome.reason = "stopped by a signal";
+      outcome.reason = interrupted_reason(v.merged.not_processed);
     }
     Workload w = make_workload(su, opt, *v.backend, *described_source, described_sink);
     w.command = "compare";
