@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "src/cli/signals.hpp"
 #include "src/io/output_file.hpp"
 #include "src/environment.hpp"
 #include "src/errors.hpp"
@@ -232,6 +233,7 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
   const StreamOptions& opt = co.stream;
   const StreamSetup su = setup_stream(command, co.input, opt);
   check_distinct_paths(stream_inputs(co.input, opt), {{"--json", co.json_path}});
+  cli::guard_outputs({{"--json", co.json_path}});
   if (!co.json_path.empty()) {
     StreamOptions probe;
     probe.json_path = co.json_path;

@@ -169,6 +169,7 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   // ---- setup
   const std::int64_t duration_ns = check_monitor_options(mo);
   check_distinct_paths(stream_inputs("", opt), stream_outputs(opt));
+  cli::guard_outputs(stream_outputs(opt));
   ReportPaths paths = resolve_report_paths(opt);
   PortAudioSession pa;
   require_portaudio(pa);
