@@ -229,6 +229,12 @@ EngineResult Engine::run() {
         continue;
       }
       ChunkRecord& r = c->rec;
+      if (!(r.flags & kChunkFailed) && stop_requested()) {
+        // stopping: a queued chunk goes back to the pool unprocessed, so the run ends
+        // within one chunk's processing instead of working through the queue
+        r.flags |= kChunkFailed;
+        ++res.not_processed;
+      }
       if (!(r.flags & kChunkFailed)) {
         r.dequeue = now_ns();
         ProcessStats ps{};

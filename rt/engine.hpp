@@ -10,6 +10,10 @@
 // is no schedule to keep). The sink never drops: when it is slow the chunks pile up in the
 // processor->sink queue and the pool runs dry, which the paced source sees as drops.
 // Consumers sleep on the queue's semaphore (a futex wake per enqueue when they wait).
+// A stop request (request_stop(), the watched flag, or a failed stage) ends a run within
+// one chunk's processing: the source makes no more chunks, the processor finishes the
+// chunk it holds and returns the queued ones to the pool unprocessed, counting them
+// (EngineResult::not_processed), and the sink finishes what was processed.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -47,6 +51,7 @@ struct EngineResult {
   std::uint64_t produced = 0;  // chunks the source made (sequence numbers used)
   std::uint64_t drops = 0;
   std::uint64_t drops_pool = 0, drops_queue = 0;
+  std::uint64_t not_processed = 0;  // queued when a stop was requested: back to the pool unprocessed
   std::vector<std::uint64_t> drop_seqs;  // the first drop_list_capacity dropped chunks
   std::size_t q_in_high_water = 0, q_out_high_water = 0;
   std::int64_t start_ns = 0, end_ns = 0;
@@ -77,7 +82,8 @@ class Engine {
   /// Streams until the source ends, a stage fails, or stop is requested. [allocates, blocks]
   /// (creates threads, joins them); the threads it runs are [no-alloc] and block only on their queues and I/O. Call once per prepare().
   EngineResult run();
-  /// Asks the source to stop; the chunks in flight are finished. [no-alloc, no-block] Async-signal safe.
+  /// Asks the run to stop: the source makes no more chunks, the processor finishes the one
+  /// it holds and takes no more queued ones. [no-alloc, no-block] Async-signal safe.
   void request_stop() noexcept { stop_.store(true, std::memory_order_relaxed); }
   /// Stop when *flag becomes true (e.g. set by a SIGINT handler). [no-alloc, no-block]; set before run().
   void watch_stop_flag(const std::atomic<bool>* flag) noexcept { external_stop_ = flag; }

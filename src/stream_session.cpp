@@ -230,6 +230,14 @@ std::unique_ptr<ChunkSource> open_source(const StreamSetup& su, const StreamOpti
   return std::make_unique<SynthSource>(sp, opt.dtype);
 }
 
+std::string interrupted_reason(std::uint64_t not_processed) {
+  if (not_processed == 0) return "stopped by a signal; the chunks in flight were finished";
+  return fmt::format(
+      "stopped by a signal; {} queued chunk(s) were not processed, the chunk being processed and those already "
+      "processed were finished",
+      not_processed);
+}
+
 RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt, int rounds) {
   RunStatsConfig sc;
   sc.chunk_ns = su.chunk_ns;
@@ -309,7 +317,7 @@ RunOutcome StreamSession::outcome() const {
   RunOutcome o;
   if (er.status == Status::interrupted && ok(er.process_status) && ok(er.sink_status)) {
     o.state = RunState::interrupted;
-    o.reason = "stopped by a signal; the chunks in flight were finished";
+    o.reason = interrupted_reason(er.not_processed);
   } else if (!ok(er.source_status) && er.source_status != Status::end_of_stream) {
     const auto* file = dynamic_cast<const FileSource*>(source_);
     o.state = RunState::incomplete;

@@ -91,6 +91,9 @@ StreamSetup setup_device_stream(const StreamOptions& opt, double rate, int chann
 std::unique_ptr<ChunkSource> open_source(const StreamSetup& su, const StreamOptions& opt);
 /// The plan for `fuse` (the setup's plan when it matches). Throws InputError.
 Plan plan_for(const StreamSetup& su, const StreamOptions& opt, bool fuse);
+/// The reason an interrupted run's report gives: stopped by a signal, and how many queued
+/// chunks were not processed (EngineResult::not_processed).
+std::string interrupted_reason(std::uint64_t not_processed);
 /// Statistics for `rounds` passes over the input (the series is sized for all of them).
 RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt, int rounds = 1);
 EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std::size_t trace_capacity);

@@ -275,6 +275,24 @@ TEST_CASE("a server stopped until monitor gives up, then continued: exit 3, one 
   CHECK(j["device"]["callbacks"].get<int>() > 0);
 }
 
+TEST_CASE("SIGINT during monitor: the stream is stopped, exit 0, a report marked interrupted") {
+  NEED_JACK();
+  JackServer jack;
+  REQUIRE(jack.ready());
+  testutil::TempDir td;
+  const pid_t pid = testutil::spawn_cli(td.path().string(), {"monitor", "--duration", "30s", "--json", "m.json", "--quiet"},
+                                        td.file("stdout"), td.file("stderr"));
+  // streaming once a JACK client of ours is on the server; a second is plenty
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(pid, SIGINT);
+  const int rc = testutil::wait_cli(pid, 20);
+  CHECK(rc == 0);
+  const auto j = testutil::load_json(td.file("m.json"));
+  CHECK(j["state"] == "interrupted");
+  CHECK(j["counts"]["emitted"].get<int>() > 0);
+  CHECK(j["reason"].get<std::string>().find("stopped by a signal") == 0);
+}
+
 TEST_CASE("no server and no device: monitor fails at once with exit 3 and says what it looked for") {
   setenv("JACK_DEFAULT_SERVER", ("chunkscope-absent-" + std::to_string(::getpid())).c_str(), 1);
   const auto d = run_cli({"devices", "--json"});

@@ -45,6 +45,7 @@ int run_bench(const BenchCommandOptions& o) {
                    {"chunk", r.chunk}, {"dispatches", r.dispatches}, {"median_gbs", r.median_gbs},
                    {"min_gbs", r.min_gbs}, {"max_gbs", r.max_gbs}, {"median_ns_per_chunk", r.median_ns_per_chunk}});
     j["rows"] = a;
+    cli::guard_outputs({{"--json", o.json_path}});
     write_json_file(o.json_path, j, fmt::format("--json '{}'", o.json_path));
   }
   return kExitOk;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <csignal>
 #include <fmt/format.h>
 #include <iostream>
 
@@ -311,27 +310,6 @@ int run_command(const Command& command) {
     std::cerr << "chunkscope: internal error: " << e.what() << "\n";
     return kExitRuntime;
   }
-}
-
-// ---------------------------------------------------------------- signals
-
-namespace {
-std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-extern "C" void on_stop_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
-}  // namespace
-
-const std::atomic<bool>* stop_on_signals() {
-  static const bool installed = [] {
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-    return true;
-  }();
-  (void)installed;
-  return &g_stop;
 }
 
 }  // namespace chunkscope::cli

@@ -3,8 +3,8 @@
 // parse: option helpers that parse values with the project's own parsers (so a bad value
 // is a one-line error naming the flag, exit 2) and show the option struct's value as the
 // default in --help; the stream options shared by replay, synth, monitor and compare; the
-// translation of command-line mistakes into one line with a did-you-mean; signals.
-#include <atomic>
+// translation of command-line mistakes into one line with a did-you-mean. Signals are in
+// signals.hpp.
 #include <climits>
 #include <functional>
 #include <string>
@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "src/cli/commands.hpp"
+#include "src/cli/signals.hpp"  // stop_on_signals
 #include "src/options.hpp"
 
 namespace chunkscope::cli {
@@ -85,8 +86,5 @@ int parse_command_line(CLI::App& app, int argc, char** argv, const std::vector<C
 
 /// Runs a command: InputError is exit 2, RuntimeFailure exit 3, each one line on stderr.
 int run_command(const Command& command);
-
-/// SIGINT and SIGTERM set the returned flag (installed on the first call).
-const std::atomic<bool>* stop_on_signals();
 
 }  // namespace chunkscope::cli

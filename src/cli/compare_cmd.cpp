@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "src/cli/signals.hpp"
 #include "src/io/output_file.hpp"
 #include "src/environment.hpp"
 #include "src/errors.hpp"
@@ -94,6 +95,7 @@ void merge_result(EngineResult& into, const EngineResult& r, bool first) {
   into.drops += r.drops;
   into.drops_pool += r.drops_pool;
   into.drops_queue += r.drops_queue;
+  into.not_processed += r.not_processed;
   for (auto s : r.drop_seqs)
     if (into.drop_seqs.size() < 4096) into.drop_seqs.push_back(s);
   into.q_in_high_water = std::max(into.q_in_high_water, r.q_in_high_water);
@@ -174,7 +176,7 @@ CompareReport build_compare(std::vector<Variant>& vars, const StreamSetup& su, c
       outcome.reason = v.failure;
     } else if (interrupted) {
       outcome.state = RunState::interrupted;
-      outcome.reason = "stopped by a signal";
+      outcome.reason = interrupted_reason(v.merged.not_processed);
     }
     Workload w = make_workload(su, opt, *v.backend, *described_source, described_sink);
     w.command = "compare";
@@ -231,6 +233,7 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
   const StreamOptions& opt = co.stream;
   const StreamSetup su = setup_stream(command, co.input, opt);
   check_distinct_paths(stream_inputs(co.input, opt), {{"--json", co.json_path}});
+  cli::guard_outputs({{"--json", co.json_path}});
   if (!co.json_path.empty()) {
     StreamOptions probe;
     probe.json_path = co.json_path;

@@ -12,6 +12,9 @@
 
 int main(int argc, char** argv) {
   using namespace chunkscope::cli;
+  // first, on the main thread: a signal during parsing or in a command that does not stop on
+  // its own ends the process at once, removing temporary files (src/cli/signals.hpp)
+  install_signal_handlers();
   CLI::App app{"chunkscope: does this audio filter chain keep real time? Measures every chunk at every stage."};
   app.set_version_flag("-V,--version", fmt::format("chunkscope {} ({})", chunkscope::kVersion, chunkscope::kGitCommit));
   app.require_subcommand(1);

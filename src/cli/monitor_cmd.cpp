@@ -150,14 +150,14 @@ InputDesc device_input(const DeviceInfo& d) {
   return in;
 }
 
-RunOutcome monitor_outcome(const std::string& failure, const std::atomic<bool>* stop_flag) {
+RunOutcome monitor_outcome(const std::string& failure, bool interrupted, const EngineResult& er) {
   RunOutcome o;
   if (!failure.empty()) {
     o.state = RunState::incomplete;
     o.reason = failure;
-  } else if (stop_flag && stop_flag->load()) {
+  } else if (interrupted) {
     o.state = RunState::interrupted;
-    o.reason = "stopped by a signal";
+    o.reason = interrupted_reason(er.not_processed);
   }
   return o;
 }
@@ -169,6 +169,7 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   // ---- setup
   const std::int64_t duration_ns = check_monitor_options(mo);
   check_distinct_paths(stream_inputs("", opt), stream_outputs(opt));
+  cli::guard_outputs(stream_outputs(opt));
   ReportPaths paths = resolve_report_paths(opt);
   PortAudioSession pa;
   require_portaudio(pa);
@@ -205,8 +206,12 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   }
   const std::int64_t t0 = now_ns();
   const std::string failure = supervise(stream, session, dev, duration_ns, t0, stop_flag, mo.live ? &live : nullptr);
+  const bool interrupted = failure.empty() && stop_flag && stop_flag->load();
   if (failure.empty()) {
     stream.stop();
+    // interrupted: what is still queued is not processed (the device stopped playing), so
+    // the run ends within one chunk's processing
+    if (interrupted) session.engine().request_stop();
   } else {
     // Closing a stream whose server died aborts inside PortAudio, so the stream is left
     // open and its callback thread alive. abandon() disarms the callback and returns only
@@ -220,7 +225,7 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   quiet.restore();
 
   // ---- outcome and report: the device section goes in before the verdict is decided
-  const RunOutcome outcome = monitor_outcome(failure, stop_flag);
+  const RunOutcome outcome = monitor_outcome(failure, interrupted, session.result());
   Workload w = session.workload();
   w.source = describe_device(dev.input);
   w.sink = dev.duplex ? describe_device(dev.output) : std::string("null");

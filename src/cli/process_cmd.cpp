@@ -1,6 +1,7 @@
 #include "src/cli/process_cmd.hpp"
 
 #include <fmt/format.h>
+#include <iostream>
 #include <vector>
 
 #include "src/backends.hpp"
@@ -14,10 +15,14 @@ namespace chunkscope {
 
 namespace {
 
+bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(); }
+
 template <class T>
-void run(AudioReader& rd, AudioWriter& wr, Backend& be, const ProcessSpec& spec, ProcessResult& res) {
+void run(AudioReader& rd, AudioWriter& wr, Backend& be, const ProcessSpec& spec, ProcessResult& res,
+         const std::atomic<bool>* stop) {
   std::vector<T> buf(static_cast<std::size_t>(spec.max_frames) * static_cast<std::size_t>(spec.channels));
   for (;;) {
+    if (stopped(stop)) return;  // before the next chunk; the caller abandons the output
     const auto got = rd.read(buf.data(), spec.max_frames);
     if (got == 0) break;
     AudioView v{buf.data(), static_cast<int>(got), spec.channels, spec.dtype};
@@ -35,11 +40,13 @@ void run(AudioReader& rd, AudioWriter& wr, Backend& be, const ProcessSpec& spec,
 
 }  // namespace
 
-ProcessResult process_file(const std::string& in, const std::string& out, const ProcessOptions& opt) {
+ProcessResult process_file(const std::string& in, const std::string& out, const ProcessOptions& opt,
+                           const std::atomic<bool>* stop) {
   check_chunk_frames(opt.chunk);
   std::vector<PathRole> inputs{{"input", in}};
   for (const auto& f : chain_files(opt.chain)) inputs.push_back({"sos file", f});
   check_distinct_paths(inputs, {{"output", out}});
+  cli::guard_outputs({{"output", out}});
   AudioReader rd(in);
   const auto& info = rd.info();
   if (info.channels > kMaxChannels)
@@ -55,20 +62,40 @@ ProcessResult process_file(const std::string& in, const std::string& out, const 
   res.dispatches_per_chunk = plan.dispatches();
   res.in_format = info.format_name;
   res.out_format = format_name(fmt_out);
+  // a FIFO or device input has no length
+  const bool known_length = info.frames > 0 && info.frames < (std::int64_t{1} << 50);
+  res.total_chunks = known_length ? (info.frames + opt.chunk - 1) / opt.chunk : -1;
   try {
     if (opt.dtype == DType::f32)
-      run<float>(rd, wr, *be, spec, res);
+      run<float>(rd, wr, *be, spec, res, stop);
     else
-      run<double>(rd, wr, *be, spec, res);
-  } catch (const TruncatedInput& e) {
-    throw InputError(e.what());  // the writer's destructor removes the partial output
+      run<double>(rd, wr, *be, spec, res, stop);
+  } catch (const RuntimeFailure& e) {
+    // a read or write cut short by the signal is the interruption, not a failure
+    if (!stopped(stop)) {
+      if (dynamic_cast<const TruncatedInput*>(&e)) throw InputError(e.what());
+      throw;
+    }
+  }
+  // stopped, even after the last chunk: nothing is committed, and the writer's destructor
+  // removes the temporary file, as it does on any error
+  if (stopped(stop)) {
+    res.interrupted = true;
+    return res;
   }
   wr.commit();
   return res;
 }
 
-int run_process(const std::string& in, const std::string& out, const ProcessOptions& opt) {
-  const auto r = process_file(in, out, opt);
+int run_process(const std::string& in, const std::string& out, const ProcessOptions& opt,
+                const std::atomic<bool>* stop) {
+  const auto r = process_file(in, out, opt, stop);
+  if (r.interrupted) {
+    std::cerr << fmt::format("chunkscope: process: interrupted by {} after {}{} chunks; '{}' was not written\n",
+                             cli::signal_name(cli::stop_signal()), r.chunks,
+                             r.total_chunks >= 0 ? fmt::format(" of {}", r.total_chunks) : "", out);
+    return cli::interrupted_exit_code();
+  }
   fmt::print("{} -> {}: {} frames ({:.3f} s, {} ch, {} Hz) in {} chunks of {} frames, {} dispatch(es) per chunk\n", in,
              out, r.frames, static_cast<double>(r.frames) / r.rate, r.channels, r.rate, r.chunks, opt.chunk,
              r.dispatches_per_chunk);
@@ -98,7 +125,7 @@ Command add_process_command(CLI::App& app) {
   add_parsed<CudaOptions::Mode>(c, "--mode", o.backend.cuda.mode, "CUDA: eager or graph",
                                 [](const std::string& s) { return parse_cuda_mode(s); },
                                 cuda_mode_name(o.backend.cuda.mode));
-  return {c, [a] { return run_process(a->input, a->output, a->opt); }};
+  return {c, [a] { return run_process(a->input, a->output, a->opt, stop_on_signals()); }};
 }
 
 }  // namespace cli

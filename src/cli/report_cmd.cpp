@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "src/cli/signals.hpp"
 #include "src/errors.hpp"
 #include "src/render/cadence_report.hpp"
 #include "src/io/output_file.hpp"
@@ -28,6 +29,7 @@ int run_report_command(const ReportCmdOptions& o) {
     const auto hash = o.path.rfind('#');
     const bool variant = hash != std::string::npos && !fs::exists(o.path, ec);
     check_distinct_paths({{"report", variant ? o.path.substr(0, hash) : o.path}}, {{"--html", o.html}});
+    cli::guard_outputs({{"--html", o.html}});
     check_output_path(o.html, fmt::format("--html '{}'", o.html));
   }
   // render everything first: nothing is printed or written when the report cannot be rendered

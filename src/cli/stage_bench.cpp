@@ -19,6 +19,7 @@
 #include "rt/checksum.hpp"
 #include "rt/clock.hpp"
 #include "rt/denormals.hpp"
+#include "src/cli/signals.hpp"
 #include "src/io/output_file.hpp"
 #include "src/errors.hpp"
 #include "src/plan.hpp"
@@ -91,6 +92,7 @@ void check_options(const StageBenchOptions& o) {
     const auto hash = o.report.rfind('#');
     const bool variant = hash != std::string::npos && !fs::exists(o.report, ec);
     check_distinct_paths({{"report", variant ? o.report.substr(0, hash) : o.report}}, {{"--json", o.json}});
+    cli::guard_outputs({{"--json", o.json}});
     check_output_path(o.json, fmt::format("--json '{}'", o.json));
   }
 }

@@ -15,6 +15,7 @@ int run_stream(const std::string& command, const StreamOptions& opt, const std::
   // ---- setup
   StreamSetup su = setup_stream(command, opt.input, opt);
   check_distinct_paths(stream_inputs(opt.input, opt), stream_outputs(opt));
+  cli::guard_outputs(stream_outputs(opt));
   ReportPaths paths = resolve_report_paths(opt);
   auto source = open_source(su, opt);
   std::unique_ptr<ChunkSink> sink;
