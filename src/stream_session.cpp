@@ -78,7 +78,7 @@ void write_reports(const RunReport& report, const RunStats& stats, const Engine&
                    const ReportPaths& paths, bool quiet) {
   if (!quiet) print_report(std::cout, report);
   if (!paths.dir.empty()) create_output_folder(paths.dir, fmt::format("--report-dir '{}'", paths.dir));
-  if (!paths.json.empty()) write_json_file(paths.json, to_json(report), fmt::format("--json '{}'", paths.json));
+  if (!paths.json.empty()) write_report_file(paths.json, report, fmt::format("--json '{}'", paths.json));
   if (!paths.hgrm.empty()) {
     create_output_folder(paths.hgrm, fmt::format("--hgrm '{}'", paths.hgrm));
     write_hgrm_files(paths.hgrm, stats);
