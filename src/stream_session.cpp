@@ -84,7 +84,8 @@ void write_reports(const RunReport& report, const RunStats& stats, const Engine&
     write_hgrm_files(paths.hgrm, stats);
   }
   if (!paths.trace.empty())
-    write_json_file(paths.trace, build_trace(engine.trace(), trace_threads(er)), fmt::format("--trace '{}'", paths.trace));
+    write_trace_file(paths.trace, engine.trace(), trace_threads(er), {engine.config().trace_capacity, report.counts.emitted},
+                     fmt::format("--trace '{}'", paths.trace));
 }
 
 // One line for a stage failure, with the backend's own error text when it has one.
