@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <functional>
 #include <limits>
+#include <variant>
 
 #include "src/chain_spec.hpp"
 #include "src/errors.hpp"
@@ -134,10 +135,13 @@ json timing_json(const Timing& t) {
   return {{"chunk_ns", t.chunk_ns}, {"budget_ns", t.budget_ns}, {"paced", t.paced}};
 }
 
+// A column of the series: 64-bit stamps or 32-bit durations and flags.
+using SeriesColumn = std::variant<const std::vector<std::int64_t>*, const std::vector<std::int32_t>*>;
+
 // The series' columns, in the order they are filled; the document holds them under their
 // keys (sorted, as every object).
-std::vector<std::pair<std::string, const std::vector<std::int64_t>*>> series_columns(const Series& s) {
-  std::vector<std::pair<std::string, const std::vector<std::int64_t>*>> cols = {
+std::vector<std::pair<std::string, SeriesColumn>> series_columns(const Series& s) {
+  std::vector<std::pair<std::string, SeriesColumn>> cols = {
       {"seq", &s.seq}, {"sched_ns", &s.sched_ns}, {"emit_ns", &s.emit_ns}, {"latency_ns", &s.latency_ns},
       {"period_ns", &s.period_ns}};
   for (int k = 0; k < kStageCount; ++k)
@@ -156,7 +160,7 @@ json series_head(const Series& s) {
 json series_json(const Series& s) {
   json j = series_head(s);
   json cols = json::object();
-  for (const auto& [key, col] : series_columns(s)) cols[key] = *col;
+  for (const auto& [key, col] : series_columns(s)) std::visit([&, k = key](const auto* c) { cols[k] = *c; }, col);
   j["columns"] = std::move(cols);
   return j;
 }
@@ -424,7 +428,8 @@ void put_object(std::ostream& o, const json& head, std::vector<LateMember> late,
 }
 
 // An array of integers as dump(2) writes it: one number a line.
-void put_int_array(std::ostream& o, const std::vector<std::int64_t>& v, int depth) {
+template <typename Int>
+void put_int_array(std::ostream& o, const std::vector<Int>& v, int depth) {
   if (v.empty()) {
     o << "[]";
     return;
@@ -450,7 +455,9 @@ void put_int_array(std::ostream& o, const std::vector<std::int64_t>& v, int dept
 void put_series(std::ostream& o, const Series& s, int depth) {
   std::vector<LateMember> cols;
   for (const auto& [key, col] : series_columns(s))
-    cols.emplace_back(key, [col = col](std::ostream& os, int d) { put_int_array(os, *col, d); });
+    cols.emplace_back(key, [col = col](std::ostream& os, int d) {
+      std::visit([&](const auto* c) { put_int_array(os, *c, d); }, col);
+    });
   put_object(o, series_head(s), {{"columns", [&](std::ostream& os, int d) { put_object(os, json::object(), cols, d); }}},
              depth);
 }
@@ -852,11 +859,20 @@ Series read_series(const Node& n) {
   s.sched_ns = column("sched_ns");
   s.emit_ns = column("emit_ns");
   s.period_ns = column("period_ns");
-  for (int k = 0; k < kStageCount; ++k)
-    s.stage_ns[static_cast<std::size_t>(k)] = column((std::string(kStageKeys[k]) + "_ns").c_str());
-  for (int k = 0; k < 5; ++k)
-    s.part_ns[static_cast<std::size_t>(k)] = column((std::string(kSeriesPartKeys[k]) + "_ns").c_str());
-  s.flags = column("flags");
+  // durations and flags are kept in 32 bits: what was recorded is clamped to 0..2^31-1
+  auto column32 = [&](const std::string& key) {
+    const auto wide = column(key.c_str());
+    std::vector<std::int32_t> v(wide.size());
+    for (std::size_t i = 0; i < wide.size(); ++i) {
+      if (wide[i] < 0 || wide[i] > std::numeric_limits<std::int32_t>::max())
+        cn->at(key.c_str()).elem(i).fail(fmt::format("{} is out of range 0..2147483647", wide[i]));
+      v[i] = static_cast<std::int32_t>(wide[i]);
+    }
+    return v;
+  };
+  for (int k = 0; k < kStageCount; ++k) s.stage_ns[static_cast<std::size_t>(k)] = column32(std::string(kStageKeys[k]) + "_ns");
+  for (int k = 0; k < 5; ++k) s.part_ns[static_cast<std::size_t>(k)] = column32(std::string(kSeriesPartKeys[k]) + "_ns");
+  s.flags = column32("flags");
   return s;
 }
 
