@@ -11,7 +11,7 @@ CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CS        := $(BUILD)/chunkscope
 
-.PHONY: all deps configure build demo test test-asan test-tsan bench clean
+.PHONY: all deps configure build demo test test-asan test-tsan bench bench-memory clean
 
 all: build
 
@@ -51,6 +51,12 @@ test-tsan: deps
 
 bench: build
 	$(CS) bench
+
+# Memory of a long run and of writing its reports (peak against steady RSS); MEM_DURATION
+# of media at --speed max, chunks of 128 frames.
+MEM_DURATION ?= 600s
+bench-memory: build
+	@bash scripts/bench_report_memory.sh $(CS) $(MEM_DURATION)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) out

@@ -10,7 +10,7 @@ packages=(
   libsndfile1-dev portaudio19-dev libjack-jackd2-dev
   libconcurrentqueue-dev libreaderwriterqueue-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev libbenchmark-dev
-  jackd2 chromium
+  jackd2 chromium time
 )
 
 missing=()

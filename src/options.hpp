@@ -71,7 +71,7 @@ struct StreamOptions {
   std::string json_path, hgrm_dir, trace_path, report_dir;
   bool fail_on_miss = false;
   bool quiet = false;         // no terminal report
-  std::size_t trace_capacity = 1u << 20;
+  std::size_t trace_capacity = 100000;  // --trace-limit: the trace keeps the last N chunks to reach the sink
   std::size_t series_limit = 1u << 20;  // per-chunk points kept in the report (0: none)
   BackendChoice backend;      // --backend, --mode, --gpu-timing, --short-chunk
   // replay: expected rate/channels (0: take the file's)
@@ -86,6 +86,8 @@ struct StreamOptions {
 
 /// The largest --series-limit.
 inline constexpr std::size_t kMaxSeriesLimit = std::size_t{1} << 26;
+/// The largest --trace-limit (a chunk record is 144 bytes: 2.4 GB of records).
+inline constexpr std::size_t kMaxTraceLimit = std::size_t{1} << 24;
 
 /// `chunkscope monitor`: a live device through the chain.
 struct MonitorOptions {

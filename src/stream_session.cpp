@@ -78,13 +78,14 @@ void write_reports(const RunReport& report, const RunStats& stats, const Engine&
                    const ReportPaths& paths, bool quiet) {
   if (!quiet) print_report(std::cout, report);
   if (!paths.dir.empty()) create_output_folder(paths.dir, fmt::format("--report-dir '{}'", paths.dir));
-  if (!paths.json.empty()) write_json_file(paths.json, to_json(report), fmt::format("--json '{}'", paths.json));
+  if (!paths.json.empty()) write_report_file(paths.json, report, fmt::format("--json '{}'", paths.json));
   if (!paths.hgrm.empty()) {
     create_output_folder(paths.hgrm, fmt::format("--hgrm '{}'", paths.hgrm));
     write_hgrm_files(paths.hgrm, stats);
   }
   if (!paths.trace.empty())
-    write_json_file(paths.trace, build_trace(engine.trace(), trace_threads(er)), fmt::format("--trace '{}'", paths.trace));
+    write_trace_file(paths.trace, engine.trace(), trace_threads(er), {engine.config().trace_capacity, report.counts.emitted},
+                     fmt::format("--trace '{}'", paths.trace));
 }
 
 // One line for a stage failure, with the backend's own error text when it has one.

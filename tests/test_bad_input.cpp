@@ -360,6 +360,8 @@ TEST_CASE("bad input table: options") {
       {with(kReplay, {"--queue-depth", "5000"}), 2, "--queue-depth: 5000 is out of range 1..4096"},
       {with(kReplay, {"--series-limit", "-1"}), 2, "--series-limit: -1 is out of range"},
       {with(kReplay, {"--series-limit", "1000000000000"}), 2, "--series-limit"},
+      {with(kReplay, {"--trace-limit", "-1"}), 2, "--trace-limit: -1 is out of range"},
+      {with(kReplay, {"--trace-limit", "16777217"}), 2, "--trace-limit: 16777217 is out of range 0..16777216"},
       {with(kReplay, {"--gpu-timing", "maybe"}), 2, "--gpu-timing: 'maybe' is not on or off"},
       {with(kReplay, {"--short-chunk", "x"}), 2, "--short-chunk: 'x' is not eager or recapture"},
       {with(kReplay, {"--chunk", "0"}), 2, "--chunk: 0 frames is out of range"},
@@ -482,6 +484,11 @@ TEST_CASE("bad input table: saved reports with impossible values") {
        run_report("r.json", [](json& r) { r["timing"]["chunk_ns"] = 1e300; })},
       {{"report", "r.json"}, 2, "field 'verdict.realtime_safe': expected true or false, found string",
        run_report("r.json", [](json& r) { r["verdict"]["realtime_safe"] = "abc"; })},
+      // series durations are recorded clamped to 0..2^31-1 ns and kept in 32 bits
+      {{"report", "r.json"}, 2, "field 'series.columns.process_ns[0]': 3000000000 is out of range 0..2147483647",
+       run_report("r.json", [](json& r) { r["series"]["columns"]["process_ns"][0] = 3000000000LL; })},
+      {{"report", "r.json"}, 2, "field 'series.columns.flags[1]': -2 is out of range 0..2147483647",
+       run_report("r.json", [](json& r) { r["series"]["columns"]["flags"][1] = -2; })},
   };
   run_table(cases);
 }

@@ -106,6 +106,13 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
     add_text(c, "--hgrm", o.hgrm_dir, "Write one HdrHistogram .hgrm file per stage into this folder");
     add_text(c, "--trace", o.trace_path, "Write a Chrome trace (Perfetto, chrome://tracing)");
     add_text(c, "--report-dir", o.report_dir, "Write report.json, trace.json and hgrm/ into this folder");
+    add_parsed<std::size_t>(
+        c, "--trace-limit", o.trace_capacity, "Chunks the trace keeps: the last N to reach the sink (0: none)",
+        [](const std::string& s) {
+          return static_cast<std::size_t>(parse_whole(s, "--trace-limit", 0, static_cast<long long>(kMaxTraceLimit)));
+        },
+        std::to_string(o.trace_capacity))
+        ->type_name("INT");
   }
   add_flag(c, "--fail-on-miss", o.fail_on_miss, "Exit 1 when p95 headroom is negative or any chunk missed or dropped");
   add_flag(c, "--quiet,-q", o.quiet, "No terminal report");

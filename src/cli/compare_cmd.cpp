@@ -305,7 +305,7 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
   // ---- reports: one run report per variant, then the table against the baseline
   const CompareReport out = build_compare(vars, su, opt, co.rounds, rounds_done, interrupted);
   if (!co.quiet) print_compare(std::cout, out);
-  if (!co.json_path.empty()) write_json_file(co.json_path, to_json(out), fmt::format("--json '{}'", co.json_path));
+  if (!co.json_path.empty()) write_report_file(co.json_path, out, fmt::format("--json '{}'", co.json_path));
   for (const auto& v : vars)
     if (v.failed) {
       std::cerr << "chunkscope: " << v.spec.name << ": " << v.failure << "\n";

@@ -5,11 +5,14 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <iomanip>
 #include <iostream>
 #include <optional>
+#include <streambuf>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -170,6 +173,57 @@ void create_output_folder(const std::string& dir, const std::string& label) {
 
 // ------------------------------------------------------------------ OutputTarget
 
+// The buffer behind OutputTarget::stream(): blocks of kStreamBuffer bytes go to the
+// target's write(); the first failure is kept (the stream turns bad) for commit().
+struct OutputTarget::Stream : std::streambuf {
+  OutputTarget* owner;
+  std::vector<char> buf;
+  std::exception_ptr error;
+  std::ostream os;
+
+  explicit Stream(OutputTarget* o) : owner(o), buf(kStreamBuffer), os(this) { reset(); }
+  void reset() { setp(buf.data(), buf.data() + buf.size()); }
+  void put(std::string_view data) {
+    if (error || data.empty()) return;
+    try {
+      owner->write(data);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  // Hands what is buffered to the target. False once a write has failed.
+  bool drain() {
+    put(std::string_view(pbase(), static_cast<std::size_t>(pptr() - pbase())));
+    reset();
+    return !error;
+  }
+  int_type overflow(int_type ch) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const auto room = epptr() - pptr();
+    if (n <= room) {
+      std::memcpy(pptr(), s, static_cast<std::size_t>(n));
+      pbump(static_cast<int>(n));
+      return n;
+    }
+    if (!drain()) return 0;
+    if (static_cast<std::size_t>(n) >= buf.size()) {
+      put(std::string_view(s, static_cast<std::size_t>(n)));
+      return error ? 0 : n;
+    }
+    std::memcpy(pptr(), s, static_cast<std::size_t>(n));
+    pbump(static_cast<int>(n));
+    return n;
+  }
+  int sync() override { return drain() ? 0 : -1; }
+};
+
 OutputTarget::OutputTarget(const std::string& path, std::string label) : path_(path), label_(std::move(label)) {
   kind_ = check_output_path(path, label_);
   done_ = false;
@@ -217,6 +271,8 @@ OutputTarget::OutputTarget(const std::string& path, std::string label) : path_(p
   if (replacing) (void)::fchmod(fd_, keep_mode);  // the new file keeps the old one's permissions
 }
 
+OutputTarget::OutputTarget() = default;
+
 OutputTarget::~OutputTarget() { abandon(); }
 
 OutputTarget::OutputTarget(OutputTarget&& o) noexcept { *this = std::move(o); }
@@ -232,6 +288,8 @@ OutputTarget& OutputTarget::operator=(OutputTarget&& o) noexcept {
     fd_ = o.fd_;
     own_fd_ = o.own_fd_;
     done_ = o.done_;
+    stream_ = std::move(o.stream_);
+    if (stream_) stream_->owner = this;
     o.fd_ = -1;
     o.own_fd_ = false;
     o.done_ = true;
@@ -250,8 +308,18 @@ void OutputTarget::write(std::string_view data) {
   if (!write_all(fd_, data)) throw RuntimeFailure(fmt::format("{}: write failed ({})", label_, std::strerror(errno)));
 }
 
+std::ostream& OutputTarget::stream() {
+  if (!stream_) stream_ = std::make_unique<Stream>(this);
+  return stream_->os;
+}
+
 void OutputTarget::commit() {
   if (done_) return;
+  if (stream_ && !stream_->drain()) {
+    const std::exception_ptr e = stream_->error;
+    abandon();
+    std::rethrow_exception(e);
+  }
   if (kind_ == OutputKind::fd) {
     done_ = true;
     return;
@@ -276,6 +344,7 @@ void OutputTarget::commit() {
 }
 
 void OutputTarget::abandon() noexcept {
+  if (stream_) stream_->reset();  // what is buffered is dropped with the output
   if (own_fd_ && fd_ >= 0) ::close(fd_);
   fd_ = -1;
   own_fd_ = false;
@@ -293,8 +362,15 @@ void write_text_output(const std::string& path, std::string_view text, const std
 }
 
 void write_json_file(const std::string& path, const json& j, const std::string& label) {
-  const std::string text = j.dump(2) + "\n";
-  write_text_output(path, text, label.empty() ? fmt::format("output '{}'", path) : label);
+  // the same text as j.dump(2) and a newline, serialised into the stream
+  write_streamed_output(path, label, [&](std::ostream& o) { o << std::setw(2) << j << '\n'; });
+}
+
+void write_streamed_output(const std::string& path, const std::string& label,
+                           const std::function<void(std::ostream&)>& fill) {
+  OutputTarget t(path, label.empty() ? fmt::format("output '{}'", path) : label);
+  fill(t.stream());
+  t.commit();
 }
 
 // ------------------------------------------------------------------ collisions

@@ -12,7 +12,10 @@
 // check_distinct_paths() refuses, before anything is written, an output that is the same
 // file as an input or as another output.
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,7 +43,7 @@ void create_output_folder(const std::string& dir, const std::string& label);
 /// One output being written. Move-only; the destructor abandons what was not committed.
 class OutputTarget {
  public:
-  OutputTarget() = default;
+  OutputTarget();
   /// Opens `path` for writing as check_output_path() classifies it. `label` opens every
   /// error message ("--json 'r.json'"). Throws InputError (bad path) or RuntimeFailure (the
   /// temporary file cannot be created, a FIFO without a reader after kPipeWaitMs).
@@ -58,8 +61,17 @@ class OutputTarget {
   const std::string& label() const { return label_; }
   /// Writes all of `data`. Throws RuntimeFailure naming the output.
   void write(std::string_view data);
-  /// Finishes the output: a file is closed and renamed over its target; a device or FIFO is
-  /// closed; a descriptor of this process is left open. Throws RuntimeFailure.
+  /// A buffered stream onto this output, for writers that produce a document piece by
+  /// piece (a report, a trace) without holding it in memory: what is put there reaches
+  /// write() in blocks of kStreamBuffer bytes and at commit(). A write that fails puts the
+  /// stream in a bad state (later output is dropped) and commit() throws its
+  /// RuntimeFailure. Do not mix with write() without flushing the stream first.
+  std::ostream& stream();
+  /// Bytes the stream buffers before handing them to write().
+  static constexpr std::size_t kStreamBuffer = 1u << 16;
+  /// Finishes the output: flushes stream(), then a file is closed and renamed over its
+  /// target; a device or FIFO is closed; a descriptor of this process is left open. Throws
+  /// RuntimeFailure (also for a failed write through stream()).
   void commit();
   /// Drops the output: removes the temporary file, closes what was opened. Never throws.
   void abandon() noexcept;
@@ -72,6 +84,8 @@ class OutputTarget {
   int fd_ = -1;
   bool own_fd_ = false;
   bool done_ = true;
+  struct Stream;  // the buffer behind stream(), created on first use
+  std::unique_ptr<Stream> stream_;
 };
 
 /// Writes `text` to `path` through one OutputTarget. Throws InputError / RuntimeFailure.
@@ -80,6 +94,12 @@ void write_text_output(const std::string& path, std::string_view text, const std
 /// Writes JSON (indented, with a final newline) to `path` through an OutputTarget. `label`
 /// names the output in errors (default: "output 'PATH'"). Throws InputError / RuntimeFailure.
 void write_json_file(const std::string& path, const nlohmann::json& j, const std::string& label = "");
+
+/// Opens `path` as an OutputTarget, lets `fill` write the document to its stream(), and
+/// commits it; a document is never held whole in memory. A throw from `fill` abandons the
+/// output (no file replaced). Throws InputError / RuntimeFailure.
+void write_streamed_output(const std::string& path, const std::string& label,
+                           const std::function<void(std::ostream&)>& fill);
 
 /// A path a command reads or writes, with the option that named it ("input", "--json").
 struct PathRole {

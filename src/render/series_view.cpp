@@ -17,13 +17,26 @@ std::int64_t seq_at(const Series& s, std::size_t i) { return i < s.seq.size() ? 
 
 bool is_warmup(const Series& s, std::size_t i) { return i < s.flags.size() && (s.flags[i] & kSeriesWarmup) != 0; }
 
-std::vector<std::int64_t> counted_sorted(const Series& s, const std::vector<std::int64_t>& column) {
+namespace {
+
+template <typename Int>
+std::vector<std::int64_t> counted_sorted_of(const Series& s, const std::vector<Int>& column) {
   std::vector<std::int64_t> v;
   v.reserve(column.size());
   for (std::size_t i = 0; i < column.size(); ++i)
     if (!is_warmup(s, i)) v.push_back(column[i]);
   std::sort(v.begin(), v.end());
   return v;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> counted_sorted(const Series& s, const std::vector<std::int64_t>& column) {
+  return counted_sorted_of(s, column);
+}
+
+std::vector<std::int64_t> counted_sorted(const Series& s, const std::vector<std::int32_t>& column) {
+  return counted_sorted_of(s, column);
 }
 
 std::vector<PeriodPoint> counted_periods(const Series& s) {

@@ -21,6 +21,7 @@ bool is_warmup(const Series& s, std::size_t i);
 /// The values of `column` (one of the series' columns) at the counted chunks (warm-up
 /// left out), sorted.
 std::vector<std::int64_t> counted_sorted(const Series& s, const std::vector<std::int64_t>& column);
+std::vector<std::int64_t> counted_sorted(const Series& s, const std::vector<std::int32_t>& column);
 
 /// One output period of the series: the chunk that ended it, P and that chunk's emit time.
 struct PeriodPoint {

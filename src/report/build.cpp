@@ -36,7 +36,8 @@ Series make_series(const RunStats& st) {
   s.capacity = st.series.capacity();
   s.truncated = st.series_dropped > 0;
   s.not_kept = st.series_dropped;
-  for (auto* v : {&s.seq, &s.sched_ns, &s.emit_ns, &s.latency_ns, &s.period_ns, &s.flags}) v->reserve(n);
+  for (auto* v : {&s.seq, &s.sched_ns, &s.emit_ns, &s.latency_ns, &s.period_ns}) v->reserve(n);
+  s.flags.reserve(n);
   for (auto& v : s.stage_ns) v.reserve(n);
   for (auto& v : s.part_ns) v.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -49,7 +50,7 @@ Series make_series(const RunStats& st) {
     s.period_ns.push_back(i == 0 || p.seq <= pts[i - 1].seq ? 0 : p.emit - pts[i - 1].emit);
     for (int k = 0; k < kStageCount; ++k) s.stage_ns[static_cast<std::size_t>(k)].push_back(p.stage[k]);
     for (int k = 0; k < 5; ++k) s.part_ns[static_cast<std::size_t>(k)].push_back(p.part[k]);
-    s.flags.push_back(p.flags);
+    s.flags.push_back(static_cast<std::int32_t>(p.flags));
   }
   return s;
 }

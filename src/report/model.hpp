@@ -178,15 +178,18 @@ struct Checksums {
   std::vector<std::string> input, output;  // 16 hex digits per chunk
 };
 
-/// Per-chunk data for plots, in emit order (warm-up chunks included and flagged).
+/// Per-chunk data for plots, in emit order (warm-up chunks included and flagged). Stage and
+/// part durations are clamped to 0..2^31-1 ns when recorded (rt/run_stats.hpp
+/// SeriesPoint) and kept in 32 bits, like the flags: a long run's series is the largest
+/// part of its report.
 struct Series {
   std::uint64_t capacity = 0;
   bool truncated = false;
   std::uint64_t not_kept = 0;
   std::vector<std::int64_t> seq, sched_ns, emit_ns, latency_ns, period_ns;
-  std::array<std::vector<std::int64_t>, kStageCount> stage_ns;  // per Stage
-  std::array<std::vector<std::int64_t>, 5> part_ns;             // launch, h2d, kernel, d2h, sync
-  std::vector<std::int64_t> flags;                              // kSeriesShort | kSeriesWarmup | kSeriesMiss
+  std::array<std::vector<std::int32_t>, kStageCount> stage_ns;  // per Stage
+  std::array<std::vector<std::int32_t>, 5> part_ns;             // launch, h2d, kernel, d2h, sync
+  std::vector<std::int32_t> flags;                              // kSeriesShort | kSeriesWarmup | kSeriesMiss
   std::size_t size() const noexcept { return latency_ns.size(); }
   bool empty() const noexcept { return latency_ns.empty(); }
 };

@@ -1,14 +1,18 @@
 #include "src/report/schema.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <fmt/format.h>
+#include <functional>
 #include <limits>
+#include <variant>
 
 #include "src/chain_spec.hpp"
 #include "src/errors.hpp"
 #include "src/io/input_file.hpp"
+#include "src/io/output_file.hpp"
 #include "src/report/diagnosis.hpp"
 
 namespace chunkscope {
@@ -131,18 +135,34 @@ json timing_json(const Timing& t) {
   return {{"chunk_ns", t.chunk_ns}, {"budget_ns", t.budget_ns}, {"paced", t.paced}};
 }
 
+// A column of the series: 64-bit stamps or 32-bit durations and flags.
+using SeriesColumn = std::variant<const std::vector<std::int64_t>*, const std::vector<std::int32_t>*>;
+
+// The series' columns, in the order they are filled; the document holds them under their
+// keys (sorted, as every object).
+std::vector<std::pair<std::string, SeriesColumn>> series_columns(const Series& s) {
+  std::vector<std::pair<std::string, SeriesColumn>> cols = {
+      {"seq", &s.seq}, {"sched_ns", &s.sched_ns}, {"emit_ns", &s.emit_ns}, {"latency_ns", &s.latency_ns},
+      {"period_ns", &s.period_ns}};
+  for (int k = 0; k < kStageCount; ++k)
+    cols.emplace_back(std::string(kStageKeys[k]) + "_ns", &s.stage_ns[static_cast<std::size_t>(k)]);
+  for (int k = 0; k < 5; ++k)
+    cols.emplace_back(std::string(kSeriesPartKeys[k]) + "_ns", &s.part_ns[static_cast<std::size_t>(k)]);
+  cols.emplace_back("flags", &s.flags);
+  return cols;
+}
+
+// The series without its columns.
+json series_head(const Series& s) {
+  return {{"count", s.size()}, {"capacity", s.capacity}, {"truncated", s.truncated}, {"not_kept", s.not_kept}};
+}
+
 json series_json(const Series& s) {
-  json cols;
-  cols["seq"] = s.seq;
-  cols["sched_ns"] = s.sched_ns;
-  cols["emit_ns"] = s.emit_ns;
-  cols["latency_ns"] = s.latency_ns;
-  cols["period_ns"] = s.period_ns;
-  for (int k = 0; k < kStageCount; ++k) cols[std::string(kStageKeys[k]) + "_ns"] = s.stage_ns[static_cast<std::size_t>(k)];
-  for (int k = 0; k < 5; ++k) cols[std::string(kSeriesPartKeys[k]) + "_ns"] = s.part_ns[static_cast<std::size_t>(k)];
-  cols["flags"] = s.flags;
-  return {{"count", s.size()}, {"capacity", s.capacity}, {"truncated", s.truncated}, {"not_kept", s.not_kept},
-          {"columns", cols}};
+  json j = series_head(s);
+  json cols = json::object();
+  for (const auto& [key, col] : series_columns(s)) std::visit([&, k = key](const auto* c) { cols[k] = *c; }, col);
+  j["columns"] = std::move(cols);
+  return j;
 }
 
 json device_json(const DeviceSection& d) {
@@ -171,7 +191,11 @@ json device_json(const DeviceSection& d) {
 
 }  // namespace
 
-json to_json(const RunReport& r) {
+namespace {
+
+// A run report without its series: everything but the per-chunk columns, a document whose
+// size does not grow with the number of chunks.
+json run_head(const RunReport& r) {
   json j;
   j["schema"] = kReportSchema;
   j["state"] = run_state_name(r.state);
@@ -254,13 +278,33 @@ json to_json(const RunReport& r) {
                     {"chunks", r.checksums.input.size()},
                     {"input", r.checksums.input},
                     {"output", r.checksums.output}};
-  j["series"] = series_json(r.series);
   if (r.device) j["device"] = device_json(*r.device);
   j["diagnosis"] = to_json(r.diagnosis);
   return j;
 }
 
+// A compare report whose variants lack their run reports.
+json compare_head(const CompareReport& r);
+
+}  // namespace
+
+json to_json(const RunReport& r) {
+  json j = run_head(r);
+  j["series"] = series_json(r.series);
+  return j;
+}
+
 json to_json(const CompareReport& r) {
+  json out = compare_head(r);
+  auto& variants = out["variants"];
+  for (std::size_t i = 0; i < r.variants.size(); ++i)
+    if (r.variants[i].report) variants[i]["report"] = to_json(*r.variants[i].report);
+  return out;
+}
+
+namespace {
+
+json compare_head(const CompareReport& r) {
   json out;
   out["schema"] = kCompareSchema;
   out["rounds"] = r.rounds;
@@ -271,7 +315,6 @@ json to_json(const CompareReport& r) {
   for (const auto& v : r.variants) {
     json e{{"name", v.name}, {"available", v.available}};
     if (!v.available) e["reason"] = v.reason;
-    if (v.report) e["report"] = to_json(*v.report);
     variants.push_back(std::move(e));
   }
   out["variants"] = std::move(variants);
@@ -310,6 +353,157 @@ json to_json(const CompareReport& r) {
                        {"ratio_process_p50", opt_num(s.ratio_process_p50)}});
   out["summary"] = summary;
   return out;
+}
+
+// ---------------------------------------------------------------- streaming
+//
+// The text json::dump(2) gives, written piece by piece: the small sections are dumped from
+// their json values (re-indented to where they sit), the series columns number by number
+// and the variants' run reports one after the other, so writing a report needs memory for
+// its head only, whatever the number of chunks.
+
+using LateMember = std::pair<std::string, std::function<void(std::ostream&, int)>>;
+
+void put_indent(std::ostream& o, int depth) {
+  static const std::string spaces(256, ' ');
+  for (int n = 2 * depth; n > 0; n -= static_cast<int>(spaces.size()))
+    o.write(spaces.data(), std::min<std::streamsize>(n, static_cast<std::streamsize>(spaces.size())));
+}
+
+// `v` as dump(2) writes it at `depth` levels in: the line breaks of pretty-printing are the
+// only raw newlines in the text (a string's newline is escaped), each gets the indent.
+void put_value(std::ostream& o, const json& v, int depth) {
+  const std::string text = v.dump(2);
+  std::size_t from = 0;
+  for (std::size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1) {
+    o.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from));
+    put_indent(o, depth);
+  }
+  o.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+}
+
+void put_key(std::ostream& o, const std::string& key, int depth) {
+  put_indent(o, depth);
+  o << json(key).dump() << ": ";
+}
+
+// The object `head` with the members of `late` merged in at their places in key order (the
+// order of json's objects), each late member written by its function at its depth.
+void put_object(std::ostream& o, const json& head, std::vector<LateMember> late, int depth) {
+  std::sort(late.begin(), late.end(), [](const LateMember& a, const LateMember& b) { return a.first < b.first; });
+  if (head.empty() && late.empty()) {
+    o << "{}";
+    return;
+  }
+  o << "{\n";
+  auto l = late.begin();
+  bool first = true;
+  auto next = [&] {
+    if (!first) o << ",\n";
+    first = false;
+  };
+  for (auto it = head.begin(); it != head.end(); ++it) {
+    for (; l != late.end() && l->first < it.key(); ++l) {
+      next();
+      put_key(o, l->first, depth + 1);
+      l->second(o, depth + 1);
+    }
+    next();
+    put_key(o, it.key(), depth + 1);
+    put_value(o, it.value(), depth + 1);
+  }
+  for (; l != late.end(); ++l) {
+    next();
+    put_key(o, l->first, depth + 1);
+    l->second(o, depth + 1);
+  }
+  o << "\n";
+  put_indent(o, depth);
+  o << "}";
+}
+
+// An array of integers as dump(2) writes it: one number a line.
+template <typename Int>
+void put_int_array(std::ostream& o, const std::vector<Int>& v, int depth) {
+  if (v.empty()) {
+    o << "[]";
+    return;
+  }
+  const std::string lead = std::string(",\n") + std::string(static_cast<std::size_t>(2 * (depth + 1)), ' ');
+  std::string block = "[" + lead.substr(1);
+  block.reserve(1u << 14);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) block += lead;
+    const fmt::format_int n(v[i]);
+    block.append(n.data(), n.size());
+    if (block.size() >= (1u << 14) - 64) {
+      o.write(block.data(), static_cast<std::streamsize>(block.size()));
+      block.clear();
+    }
+  }
+  o.write(block.data(), static_cast<std::streamsize>(block.size()));
+  o << "\n";
+  put_indent(o, depth);
+  o << "]";
+}
+
+void put_series(std::ostream& o, const Series& s, int depth) {
+  std::vector<LateMember> cols;
+  for (const auto& [key, col] : series_columns(s))
+    cols.emplace_back(key, [col = col](std::ostream& os, int d) {
+      std::visit([&](const auto* c) { put_int_array(os, *c, d); }, col);
+    });
+  put_object(o, series_head(s), {{"columns", [&](std::ostream& os, int d) { put_object(os, json::object(), cols, d); }}},
+             depth);
+}
+
+void put_run(std::ostream& o, const RunReport& r, int depth) {
+  put_object(o, run_head(r), {{"series", [&](std::ostream& os, int d) { put_series(os, r.series, d); }}}, depth);
+}
+
+void put_compare(std::ostream& o, const CompareReport& r, int depth) {
+  json head = compare_head(r);
+  json variants = std::move(head["variants"]);
+  head.erase("variants");
+  auto put_variants = [&](std::ostream& os, int d) {
+    if (variants.empty()) {
+      os << "[]";
+      return;
+    }
+    os << "[\n";
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      if (i > 0) os << ",\n";
+      put_indent(os, d + 1);
+      std::vector<LateMember> late;
+      if (const auto& rep = r.variants[i].report)
+        late.emplace_back("report", [&](std::ostream& s2, int d2) { put_run(s2, *rep, d2); });
+      put_object(os, variants[i], std::move(late), d + 1);
+    }
+    os << "\n";
+    put_indent(os, d);
+    os << "]";
+  };
+  put_object(o, head, {{"variants", put_variants}}, depth);
+}
+
+}  // namespace
+
+void write_json(std::ostream& o, const RunReport& r) { put_run(o, r, 0); }
+
+void write_json(std::ostream& o, const CompareReport& r) { put_compare(o, r, 0); }
+
+void write_report_file(const std::string& path, const RunReport& r, const std::string& label) {
+  write_streamed_output(path, label, [&](std::ostream& o) {
+    write_json(o, r);
+    o << '\n';
+  });
+}
+
+void write_report_file(const std::string& path, const CompareReport& r, const std::string& label) {
+  write_streamed_output(path, label, [&](std::ostream& o) {
+    write_json(o, r);
+    o << '\n';
+  });
 }
 
 // ================================================================ reading
@@ -665,11 +859,20 @@ Series read_series(const Node& n) {
   s.sched_ns = column("sched_ns");
   s.emit_ns = column("emit_ns");
   s.period_ns = column("period_ns");
-  for (int k = 0; k < kStageCount; ++k)
-    s.stage_ns[static_cast<std::size_t>(k)] = column((std::string(kStageKeys[k]) + "_ns").c_str());
-  for (int k = 0; k < 5; ++k)
-    s.part_ns[static_cast<std::size_t>(k)] = column((std::string(kSeriesPartKeys[k]) + "_ns").c_str());
-  s.flags = column("flags");
+  // durations and flags are kept in 32 bits: what was recorded is clamped to 0..2^31-1
+  auto column32 = [&](const std::string& key) {
+    const auto wide = column(key.c_str());
+    std::vector<std::int32_t> v(wide.size());
+    for (std::size_t i = 0; i < wide.size(); ++i) {
+      if (wide[i] < 0 || wide[i] > std::numeric_limits<std::int32_t>::max())
+        cn->at(key.c_str()).elem(i).fail(fmt::format("{} is out of range 0..2147483647", wide[i]));
+      v[i] = static_cast<std::int32_t>(wide[i]);
+    }
+    return v;
+  };
+  for (int k = 0; k < kStageCount; ++k) s.stage_ns[static_cast<std::size_t>(k)] = column32(std::string(kStageKeys[k]) + "_ns");
+  for (int k = 0; k < 5; ++k) s.part_ns[static_cast<std::size_t>(k)] = column32(std::string(kSeriesPartKeys[k]) + "_ns");
+  s.flags = column32("flags");
   return s;
 }
 

@@ -6,6 +6,7 @@
 // section or a value of the wrong type or out of range is refused with one line naming
 // the field. Not real-time.
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <variant>
 
@@ -19,8 +20,22 @@ inline constexpr const char* kCompareSchema = "chunkscope.compare/1";
 nlohmann::json to_json(const HistSummary& h);
 nlohmann::json to_json(const std::vector<Finding>& findings);
 nlohmann::json to_json(const Signature& s);
+/// The whole document as a json value: for tests and for readers that embed it. A long
+/// run's series makes this large (millions of nodes); files are written with write_json.
 nlohmann::json to_json(const RunReport& r);
 nlohmann::json to_json(const CompareReport& r);
+
+/// Writes the document to `o` as it is built, without holding it: the same text as
+/// to_json(r).dump(2) (keys in alphabetical order, two-space indent, no final newline),
+/// with the series columns written number by number and, for a comparison, each variant's
+/// run report in turn. Memory beyond `r` does not grow with the number of chunks.
+void write_json(std::ostream& o, const RunReport& r);
+void write_json(std::ostream& o, const CompareReport& r);
+/// write_json and a final newline into `path` through an OutputTarget (a regular file is
+/// written beside it and renamed into place). `label` names the output in errors
+/// ("--json 'r.json'"). Throws InputError / RuntimeFailure.
+void write_report_file(const std::string& path, const RunReport& r, const std::string& label);
+void write_report_file(const std::string& path, const CompareReport& r, const std::string& label);
 
 /// A run report from its JSON. Throws InputError "field 'a.b': what is wrong" for a
 /// missing required field or a mistyped value. An older report without a diagnosis gets

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <iterator>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 #include <unistd.h>
 
 #include "src/errors.hpp"
@@ -17,51 +20,113 @@ TraceThreads trace_threads(const EngineResult& er) {
   return {static_cast<int>(getpid()), er.source_tid, er.processor_tid, er.sink_tid};
 }
 
-json build_trace(const std::vector<ChunkRecord>& records, const TraceThreads& t) {
-  json ev = json::array();
+namespace {
+
+struct Track {
+  const char* name;
+  int tid;
+};
+
+// `ns` as µs with three decimals: the exact decimal value, which reads back as the double
+// ns / 1e3.
+void put_us(fmt::memory_buffer& b, std::int64_t ns) {
+  if (ns < 0) {
+    b.push_back('-');
+    ns = -ns;
+  }
+  fmt::format_to(std::back_inserter(b), "{}.{:03}", ns / 1000, ns % 1000);
+}
+
+}  // namespace
+
+void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const TraceThreads& t,
+                 const TraceWindow& window) {
   const int pid = t.pid;
-  struct Track {
-    const char* name;
-    int tid;
-  };
   const Track tracks[kStageCount] = {{"source", t.source_tid ? t.source_tid : kTraceDeviceSourceTrack},
                                      {"queue_in", kTraceQueueInTrack},
                                      {"process", t.processor_tid ? t.processor_tid : kTraceQueueInTrack + 16},
                                      {"queue_out", kTraceQueueOutTrack},
                                      {"sink", t.sink_tid ? t.sink_tid : kTraceDeviceSinkTrack}};
-  ev.push_back({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", "chunkscope"}}}});
+  const std::uint64_t held = records.size();
+  const std::uint64_t not_kept = window.emitted > held ? window.emitted - held : 0;
+  const json other = {
+      {"clock", "CLOCK_MONOTONIC"},
+      {"ts_unit", "microseconds of CLOCK_MONOTONIC (absolute, as clock_gettime reads it)"},
+      {"pid", pid},
+      {"queue_tracks", "queue_in and queue_out hold each chunk's wait in the queue; they are not threads"},
+      {"trace_limit", window.limit},
+      {"chunks_emitted", window.emitted},
+      {"chunks_held", held},
+      {"chunks_not_kept", not_kept},
+      {"first_seq", records.empty() ? json(nullptr) : json(records.front().seq)},
+      {"last_seq", records.empty() ? json(nullptr) : json(records.back().seq)},
+      {"window", fmt::format("the last {} chunks to reach the sink (--trace-limit), warm-up included; {} of the run's "
+                             "{} chunks are held, the {} before them are not kept",
+                             window.limit, held, window.emitted, not_kept)}};
+  o << R"({"displayTimeUnit":"ms","otherData":)" << other.dump() << R"(,"traceEvents":[)";
+
+  bool first = true;
+  auto put_event = [&](std::string_view ev) {
+    o << (first ? "\n" : ",\n");
+    first = false;
+    o.write(ev.data(), static_cast<std::streamsize>(ev.size()));
+  };
+  put_event(json({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", "chunkscope"}}}}).dump());
   for (int i = 0; i < kStageCount; ++i) {
     const bool thread = tracks[i].tid < kTraceQueueInTrack;
     const std::string label = thread ? fmt::format("{} thread", tracks[i].name)
                                      : fmt::format("{} (waits, not a thread)", tracks[i].name);
-    ev.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tracks[i].tid}, {"name", "thread_name"}, {"args", {{"name", label}}}});
-    ev.push_back(
-        {{"ph", "M"}, {"pid", pid}, {"tid", tracks[i].tid}, {"name", "thread_sort_index"}, {"args", {{"sort_index", i}}}});
+    put_event(
+        json({{"ph", "M"}, {"pid", pid}, {"tid", tracks[i].tid}, {"name", "thread_name"}, {"args", {{"name", label}}}})
+            .dump());
+    put_event(json({{"ph", "M"},
+                    {"pid", pid},
+                    {"tid", tracks[i].tid},
+                    {"name", "thread_sort_index"},
+                    {"args", {{"sort_index", i}}}})
+                  .dump());
   }
-  auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1e3; };
+
+  // Per chunk: five X slices and two C counters, keys in the order json objects keep them
+  fmt::memory_buffer args, ev;
   for (const auto& r : records) {
     const std::int64_t b[kStageCount + 1] = {r.sched, r.ready, r.dequeue, r.proc_end, r.sink_start, r.emit};
-    const json args = {{"seq", r.seq},
-                       {"frames", r.frames},
-                       {"latency_us", static_cast<double>(r.emit - r.sched) / 1e3},
-                       {"miss", (r.flags & kChunkMiss) != 0},
-                       {"warmup", (r.flags & kChunkWarmup) != 0}};
+    args.clear();
+    fmt::format_to(std::back_inserter(args), R"({{"frames":{},"latency_us":)", r.frames);
+    put_us(args, r.emit - r.sched);
+    fmt::format_to(std::back_inserter(args), R"(,"miss":{},"seq":{},"warmup":{}}})", (r.flags & kChunkMiss) != 0, r.seq,
+                   (r.flags & kChunkWarmup) != 0);
+    const std::string_view a(args.data(), args.size());
     for (int i = 0; i < kStageCount; ++i) {
-      const double dur = std::max(0.0, static_cast<double>(b[i + 1] - b[i]) / 1e3);
-      ev.push_back({{"ph", "X"}, {"pid", pid}, {"tid", tracks[i].tid}, {"name", fmt::format("chunk {}", r.seq)},
-                    {"cat", tracks[i].name}, {"ts", us(b[i])}, {"dur", dur}, {"args", args}});
+      ev.clear();
+      fmt::format_to(std::back_inserter(ev), R"({{"args":{},"cat":"{}","dur":)", a, tracks[i].name);
+      put_us(ev, std::max<std::int64_t>(0, b[i + 1] - b[i]));
+      fmt::format_to(std::back_inserter(ev), R"(,"name":"chunk {}","ph":"X","pid":{},"tid":{},"ts":)", r.seq, pid,
+                     tracks[i].tid);
+      put_us(ev, b[i]);
+      ev.push_back('}');
+      put_event(std::string_view(ev.data(), ev.size()));
     }
-    ev.push_back({{"ph", "C"}, {"pid", pid}, {"name", "queue_in depth"}, {"ts", us(r.ready)}, {"args", {{"depth", r.q_in_depth}}}});
-    ev.push_back(
-        {{"ph", "C"}, {"pid", pid}, {"name", "queue_out depth"}, {"ts", us(r.proc_end)}, {"args", {{"depth", r.q_out_depth}}}});
+    const std::pair<const char*, std::pair<std::int64_t, std::int64_t>> counters[2] = {
+        {"queue_in depth", {r.ready, r.q_in_depth}}, {"queue_out depth", {r.proc_end, r.q_out_depth}}};
+    for (const auto& [name, at] : counters) {
+      ev.clear();
+      fmt::format_to(std::back_inserter(ev), R"({{"args":{{"depth":{}}},"name":"{}","ph":"C","pid":{},"ts":)", at.second,
+                     name, pid);
+      put_us(ev, at.first);
+      ev.push_back('}');
+      put_event(std::string_view(ev.data(), ev.size()));
+    }
   }
-  return {{"traceEvents", ev},
-          {"displayTimeUnit", "ms"},
-          {"otherData",
-           {{"clock", "CLOCK_MONOTONIC"},
-            {"ts_unit", "microseconds of CLOCK_MONOTONIC (absolute, as clock_gettime reads it)"},
-            {"pid", pid},
-            {"queue_tracks", "queue_in and queue_out hold each chunk's wait in the queue; they are not threads"}}}};
+  o << "\n]}";
+}
+
+void write_trace_file(const std::string& path, const std::vector<ChunkRecord>& records, const TraceThreads& threads,
+                      const TraceWindow& window, const std::string& label) {
+  write_streamed_output(path, label, [&](std::ostream& o) {
+    write_trace(o, records, threads, window);
+    o << '\n';
+  });
 }
 
 std::vector<std::string> hgrm_file_names() {

@@ -2,8 +2,13 @@
 // The Chrome trace of a run (X slices per chunk per stage, C counters for queue depths, M
 // names; Perfetto and chrome://tracing load it) and the per-stage .hgrm files. Both are
 // written from the run's records and histograms, not from the report. Not real-time.
+//
+// Design: the engine keeps the records of the last N chunks to reach the sink (a ring,
+// --trace-limit, kDefaultTraceLimit by default), so a long run's trace has a fixed size;
+// the trace says which chunks it holds. The events are written to the output one by one,
+// never gathered into one JSON value.
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -28,10 +33,25 @@ TraceThreads trace_threads(const EngineResult& er);
 inline constexpr int kTraceQueueInTrack = 0x7fff0001, kTraceQueueOutTrack = 0x7fff0002;
 inline constexpr int kTraceDeviceSourceTrack = 0x7fff0003, kTraceDeviceSinkTrack = 0x7fff0004;
 
-/// Chrome trace JSON. Timestamps are absolute CLOCK_MONOTONIC times in µs (the clock is
-/// named in the trace's "otherData"), so the trace lines up with a system trace of the same
-/// run taken with the same clock (perf, ftrace).
-nlohmann::json build_trace(const std::vector<ChunkRecord>& records, const TraceThreads& threads);
+/// The chunks a trace window holds of a run: the engine kept the last `limit` chunks to
+/// reach the sink, and `emitted` reached it over the whole run.
+struct TraceWindow {
+  std::size_t limit = 0;
+  std::uint64_t emitted = 0;
+};
+
+/// Writes the Chrome trace JSON of `records` (in emit order) to `o`, one event a line, as it
+/// goes: memory does not grow with the number of records. Timestamps are absolute
+/// CLOCK_MONOTONIC times in µs (the clock is named in the trace's "otherData"), so the
+/// trace lines up with a system trace of the same run taken with the same clock (perf,
+/// ftrace). "otherData" also says which chunks the trace holds (first and last seq, how
+/// many were not kept, the window). Keys are in alphabetical order; no final newline.
+void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const TraceThreads& threads,
+                 const TraceWindow& window);
+/// write_trace and a final newline into `path` through an OutputTarget. Throws InputError /
+/// RuntimeFailure naming `label`.
+void write_trace_file(const std::string& path, const std::vector<ChunkRecord>& records, const TraceThreads& threads,
+                      const TraceWindow& window, const std::string& label);
 
 /// One HdrHistogram percentile file per stage (and end-to-end, period) into `dir`. Throws
 /// RuntimeFailure naming the file that cannot be written.
