@@ -25,10 +25,7 @@ int run_report_command(const ReportCmdOptions& o) {
   const RunReport* run = std::get_if<RunReport>(&saved);
   // check the output place before any work
   if (!o.html.empty()) {
-    std::error_code ec;  // COMPARE.json#variant reads COMPARE.json
-    const auto hash = o.path.rfind('#');
-    const bool variant = hash != std::string::npos && !fs::exists(o.path, ec);
-    check_distinct_paths({{"report", variant ? o.path.substr(0, hash) : o.path}}, {{"--html", o.html}});
+    check_distinct_paths({{"report", report_file_of(o.path)}}, {{"--html", o.html}});
     cli::guard_outputs({{"--html", o.html}});
     check_output_path(o.html, fmt::format("--html '{}'", o.html));
   }

@@ -88,10 +88,7 @@ void check_options(const StageBenchOptions& o) {
   if (o.warmup < 0) throw InputError(fmt::format("--warmup: {} is negative", o.warmup));
   if (o.warmup > 100'000'000) throw InputError(fmt::format("--warmup: {} is above 100000000", o.warmup));
   if (!o.json.empty()) {
-    std::error_code ec;  // COMPARE.json#variant reads COMPARE.json
-    const auto hash = o.report.rfind('#');
-    const bool variant = hash != std::string::npos && !fs::exists(o.report, ec);
-    check_distinct_paths({{"report", variant ? o.report.substr(0, hash) : o.report}}, {{"--json", o.json}});
+    check_distinct_paths({{"report", report_file_of(o.report)}}, {{"--json", o.json}});
     cli::guard_outputs({{"--json", o.json}});
     check_output_path(o.json, fmt::format("--json '{}'", o.json));
   }

@@ -1178,11 +1178,17 @@ SavedReport load_saved_report(const std::string& path) {
   }
 }
 
-SavedReport load_report_spec(const std::string& spec) {
+std::string report_file_of(const std::string& spec) {
   const auto hash = spec.rfind('#');
   std::error_code ec;
-  if (hash == std::string::npos || hash == 0 || fs::exists(spec, ec)) return load_saved_report(spec);
-  const std::string path = spec.substr(0, hash), name = spec.substr(hash + 1);
+  if (hash == std::string::npos || hash == 0 || fs::exists(spec, ec)) return spec;
+  return spec.substr(0, hash);
+}
+
+SavedReport load_report_spec(const std::string& spec) {
+  const std::string path = report_file_of(spec);
+  if (path == spec) return load_saved_report(spec);
+  const std::string name = spec.substr(path.size() + 1);
   SavedReport saved = load_saved_report(path);
   const auto* cmp = std::get_if<CompareReport>(&saved);
   if (!cmp) throw InputError(fmt::format("report '{}': a run report has no variants (#{} names one)", path, name));

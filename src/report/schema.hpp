@@ -58,6 +58,10 @@ SavedReport load_saved_report(const std::string& path);
 /// not in the comparison or did not run (listing those that did).
 SavedReport load_report_spec(const std::string& spec);
 
+/// The file a report spec reads: FILE itself, or COMPARE.json for COMPARE.json#VARIANT (a
+/// file whose name holds '#' is taken whole when it exists).
+std::string report_file_of(const std::string& spec);
+
 /// The run report `spec` names (FILE or COMPARE.json#VARIANT). A compare report without a
 /// variant is refused with the list of its variants. Throws InputError.
 RunReport load_run_report(const std::string& spec);
