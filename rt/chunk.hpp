@@ -24,6 +24,7 @@ struct ChunkRecord {
   std::uint32_t frames;
   std::uint32_t flags;
   std::int64_t sched;         // scheduled arrival (paced) or hand-over time (max speed)
+  std::int64_t woke;          // the source woke for it (paced: after its wait for sched; else = sched)
   std::int64_t ready;         // source finished filling the chunk and queued it
   std::int64_t dequeue;       // processor took it from the queue
   std::int64_t proc_start;
@@ -34,10 +35,10 @@ struct ChunkRecord {
   std::uint32_t dispatches, launches;
   std::uint16_t q_in_depth;   // source->processor queue depth after enqueue
   std::uint16_t q_out_depth;  // processor->sink queue depth after enqueue
-  std::uint32_t reserved;
+  std::uint32_t proc_cpu_ns;  // CPU time of the processing thread across process() (clamped to 2^32-1; 0: not measured)
 };
 static_assert(std::is_trivially_copyable_v<ChunkRecord>);
-static_assert(sizeof(ChunkRecord) == 144, "ChunkRecord is a fixed-size record");
+static_assert(sizeof(ChunkRecord) == 152, "ChunkRecord is a fixed-size record");
 
 struct Chunk {
   ChunkRecord rec;

@@ -21,6 +21,7 @@
 
 #include "rt/backend.hpp"
 #include "rt/chunk.hpp"
+#include "rt/platform_probe.hpp"
 #include "rt/stream_io.hpp"
 
 namespace chunkscope {
@@ -41,6 +42,12 @@ struct EngineConfig {
   // FNV-1a of input and output of chunks 0..N-1 (stops at a drop). Hashing adds to those
   // chunks' latency: keep N within the warm-up.
   std::size_t checksum_chunks = 0;
+  // How the engine's threads wait and run (docs/profiler.md, "Run modes")
+  WaitMode wait = WaitMode::block;  // the source's pacing and the consumers' queue waits
+  ThreadPolicy policy;              // SCHED_FIFO priority and CPU pinning of the engine threads
+  // The processor runs on the source's thread (no source->processor queue); for device
+  // streams push() processes inside the audio callback, as a JACK or PipeWire client does.
+  bool inline_process = false;
 };
 
 struct EngineResult {
@@ -65,6 +72,11 @@ struct EngineResult {
   std::size_t checksummed = 0;
   // Linux thread ids of the engine's threads (0 for a side the device callback plays)
   int source_tid = 0, processor_tid = 0, sink_tid = 0;
+  // What each engine thread used over the run (not present for a side a device callback
+  // plays, or the processor when it runs inline); policy_status: unsupported when a
+  // thread's policy (--rt, --cpus) was refused, and the run stopped at once.
+  ThreadUsage source_usage, processor_usage, sink_usage;
+  Status policy_status = Status::ok;
 };
 
 class Engine {

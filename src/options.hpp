@@ -86,7 +86,7 @@ struct StreamOptions {
 
 /// The largest --series-limit.
 inline constexpr std::size_t kMaxSeriesLimit = std::size_t{1} << 26;
-/// The largest --trace-limit (a chunk record is 144 bytes: 2.4 GB of records).
+/// The largest --trace-limit (a chunk record is 152 bytes: 2.5 GB of records).
 inline constexpr std::size_t kMaxTraceLimit = std::size_t{1} << 24;
 
 /// `chunkscope monitor`: a live device through the chain.

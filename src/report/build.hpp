@@ -5,9 +5,11 @@
 #include <string>
 
 #include "rt/engine.hpp"
+#include "rt/platform_probe.hpp"
 #include "rt/run_stats.hpp"
 #include "src/environment.hpp"
 #include "src/plan.hpp"
+#include "src/platform.hpp"
 #include "src/report/model.hpp"
 
 namespace chunkscope {
@@ -35,6 +37,14 @@ struct Workload {
   BackendCounters counters;
   std::string variant;  // a variant of a comparison
   int rounds = 0;
+  // How the engine ran (--rt, --cpus, --wait, --inline), and the machine around the run
+  bool rt = false;
+  ThreadPolicy policy;
+  std::string cpus_text;  // --cpus as given ("" when not pinned)
+  WaitMode wait = WaitMode::block;
+  bool inline_process = false;
+  std::optional<BaselineResult> baseline_before, baseline_after;  // --baseline 0: none
+  std::optional<ProcSnapshot> proc_before, proc_after;
 };
 
 /// How the run ended.
