@@ -31,6 +31,92 @@ const char* part_key(Part p) noexcept {
   return "?";
 }
 
+const char* owner_key(Owner o) noexcept {
+  switch (o) {
+    case Owner::chain: return "chain";
+    case Owner::platform: return "platform";
+    case Owner::io: return "io";
+    case Owner::consumer: return "consumer";
+    case Owner::count: break;
+  }
+  return "?";
+}
+
+const char* cause_key(Cause c) noexcept {
+  switch (c) {
+    case Cause::source_wake: return "source_wake";
+    case Cause::source_read: return "source_read";
+    case Cause::processor_busy: return "processor_busy";
+    case Cause::handoff_in: return "handoff_in";
+    case Cause::process: return "process";
+    case Cause::process_descheduled: return "process_descheduled";
+    case Cause::sink_busy: return "sink_busy";
+    case Cause::handoff_out: return "handoff_out";
+    case Cause::sink_write: return "sink_write";
+    case Cause::count: break;
+  }
+  return "?";
+}
+
+Owner cause_owner(Cause c) noexcept {
+  switch (c) {
+    case Cause::source_read:
+    case Cause::sink_write: return Owner::io;
+    case Cause::processor_busy:
+    case Cause::process: return Owner::chain;
+    case Cause::sink_busy: return Owner::consumer;
+    default: return Owner::platform;
+  }
+}
+
+namespace {
+std::int64_t clampv(std::int64_t v, std::int64_t lo, std::int64_t hi) noexcept { return v < lo ? lo : (v > hi ? hi : v); }
+}  // namespace
+
+LatencySplit split_latency(const ChunkRecord& r, std::int64_t prev_proc_end, std::int64_t prev_emit,
+                           double prev_off_share) noexcept {
+  LatencySplit s;
+  auto& c = s.ns;
+  auto at = [&](Cause k) -> std::int64_t& { return c[static_cast<std::size_t>(k)]; };
+  const std::int64_t woke = r.woke >= r.sched && r.woke <= r.ready ? r.woke : r.sched;
+  at(Cause::source_wake) = std::max<std::int64_t>(0, woke - r.sched);
+  at(Cause::source_read) = std::max<std::int64_t>(0, r.ready - woke);
+  // queue_in: the processor was still busy with an earlier chunk, then woke up for this one
+  const std::int64_t q_in = std::max<std::int64_t>(0, r.dequeue - r.ready);
+  const std::int64_t busy_in = prev_proc_end > 0 ? clampv(prev_proc_end - r.ready, 0, q_in) : 0;
+  const auto busy_off = static_cast<std::int64_t>(static_cast<double>(busy_in) * clampv(static_cast<std::int64_t>(prev_off_share * 1e6), 0, 1000000) / 1e6);
+  at(Cause::processor_busy) = busy_in - busy_off;
+  at(Cause::handoff_in) = q_in - busy_in;
+  // processing: what ran on the CPU, plus the designed waits (spin/sleep steps, GPU sync);
+  // the rest of its wall time the thread was descheduled
+  const std::int64_t proc = std::max<std::int64_t>(0, r.proc_end - r.proc_start);
+  std::int64_t on = proc;
+  if (r.proc_cpu_ns > 0) on = std::min<std::int64_t>(proc, static_cast<std::int64_t>(r.proc_cpu_ns) + std::max<std::int64_t>(0, r.calib_ns) + std::max<std::int64_t>(0, r.sync_ns));
+  at(Cause::process) = on + std::max<std::int64_t>(0, r.proc_start - r.dequeue);
+  at(Cause::process_descheduled) = proc - on + busy_off;
+  s.off_share = proc > 0 ? static_cast<double>(proc - on) / static_cast<double>(proc) : 0.0;
+  // after processing: the sink was busy with an earlier chunk, woke up, then wrote. A device
+  // output (emit == proc_end) adds nothing here.
+  const std::int64_t tail = std::max<std::int64_t>(0, r.emit - r.proc_end);
+  if (tail > 0) {
+    const std::int64_t q_out = clampv(r.sink_start - r.proc_end, 0, tail);
+    const std::int64_t busy_out = prev_emit > 0 ? clampv(prev_emit - r.proc_end, 0, q_out) : 0;
+    at(Cause::sink_busy) = busy_out;
+    at(Cause::handoff_out) = q_out - busy_out;
+    at(Cause::sink_write) = tail - q_out;
+  }
+  std::int64_t most = -1;
+  for (int i = 0; i < kCauseCount; ++i) {
+    const auto k = static_cast<Cause>(i);
+    s.owner_ns[static_cast<std::size_t>(cause_owner(k))] += c[static_cast<std::size_t>(i)];
+    if (c[static_cast<std::size_t>(i)] > most) {
+      most = c[static_cast<std::size_t>(i)];
+      s.largest = k;
+    }
+  }
+  return s;
+}
+
 void RunStats::prepare(const RunStatsConfig& cfg) {
   cfg_ = cfg;
   stage.assign(kStageCount, stats::LogHistogram());
@@ -40,6 +126,21 @@ void RunStats::prepare(const RunStatsConfig& cfg) {
   jitter = stats::LogHistogram();
   overhead = stats::LogHistogram();
   warmup_latency = stats::LogHistogram();
+  source_wake = stats::LogHistogram();
+  source_read = stats::LogHistogram();
+  miss_owner.fill(0);
+  miss_owner_ns.fill(0);
+  stalls = 0;
+  stall_owner.fill(0);
+  stall_list.clear();
+  stall_list.reserve(cfg.stall_list_capacity);
+  stall_open_ = false;
+  prev_proc_end_ = 0;
+  prev_emit_ = 0;
+  prev_off_share_ = 0;
+  dry_chunks = 0;
+  dry_worst_ns = 0;
+  dry_first_seq = 0;
   miss_list.clear();
   miss_list.reserve(cfg.miss_list_capacity);
   series.clear();
@@ -85,6 +186,7 @@ void RunStats::record_point(const ChunkRecord& r) noexcept {
   p.part[3] = clamp32(r.d2h_ns);
   p.part[4] = clamp32(r.sync_ns);
   p.flags = r.flags & (kChunkShort | kChunkWarmup | kChunkMiss);
+  p.wake = r.woke >= r.sched ? clamp32(r.woke - r.sched) : 0;
   series.push_back(p);  // within reserved capacity: no allocation
 }
 
@@ -103,6 +205,8 @@ void RunStats::add(ChunkRecord& r) noexcept {
     r.flags |= kChunkWarmup;
     warmup_latency.record(nn(L));
     record_point(r);
+    prev_proc_end_ = r.proc_end;
+    prev_emit_ = r.emit;
     return;
   }
   ++chunks;
@@ -113,6 +217,13 @@ void RunStats::add(ChunkRecord& r) noexcept {
   for (int i = 0; i < kPartCount; ++i)
     if (pt[i] > 0) part[static_cast<std::size_t>(i)].record(nn(pt[i]));
   latency.record(nn(L));
+  if (cfg_.paced && r.woke >= r.sched && r.woke <= r.ready) {
+    source_wake.record(nn(r.woke - r.sched));
+    source_read.record(nn(r.ready - r.woke));
+  }
+  const LatencySplit split = split_latency(r, prev_proc_end_, prev_emit_, prev_off_share_);
+  prev_proc_end_ = r.proc_end;
+  prev_off_share_ = split.off_share;
   if (live_latency_) {
     live_latency_->record(nn(L));
     live_counted.store(chunks, std::memory_order_relaxed);
@@ -121,6 +232,7 @@ void RunStats::add(ChunkRecord& r) noexcept {
   dispatches += r.dispatches;
   launches += r.launches;
 
+  if (stall_open_ && r.sched > open_stall_end_) stall_open_ = false;  // the hold-up is over
   if (cfg_.paced && L > cfg_.budget_ns) {
     ++misses;
     r.flags |= kChunkMiss;
@@ -140,8 +252,30 @@ void RunStats::add(ChunkRecord& r) noexcept {
     // chain, whatever else was late in it.
     if (st[2] > cfg_.budget_ns) worst = static_cast<int>(Stage::process);
     ++miss_blame[static_cast<std::size_t>(worst)];
-    if (miss_list.size() < miss_list.capacity())
-      miss_list.push_back({r.seq, L, r.emit, static_cast<Stage>(worst)});  // within reserved capacity
+    // The owner: the chain when processing on the CPU alone took more than the budget;
+    // otherwise whoever holds the largest share of the latency.
+    Owner owner = Owner::chain;
+    if (split.ns[static_cast<std::size_t>(Cause::process)] <= cfg_.budget_ns) {
+      std::int64_t big = -1;
+      for (int i = 0; i < kOwnerCount; ++i)
+        if (split.owner_ns[static_cast<std::size_t>(i)] > big) {
+          big = split.owner_ns[static_cast<std::size_t>(i)];
+          owner = static_cast<Owner>(i);
+        }
+    }
+    ++miss_owner[static_cast<std::size_t>(owner)];
+    for (int i = 0; i < kOwnerCount; ++i) miss_owner_ns[static_cast<std::size_t>(i)] += split.owner_ns[static_cast<std::size_t>(i)];
+    const Cause cause = split.largest;
+    const std::int64_t cause_ns = split.ns[static_cast<std::size_t>(cause)];
+    if (miss_list.size() < miss_list.capacity())  // within reserved capacity
+      miss_list.push_back({r.seq, L, r.emit, static_cast<Stage>(worst), owner, cause, cause_ns});
+    note_stall(r, L, owner, cause, cause_ns);
+  }
+  const std::int64_t dry_after = cfg_.dry_after_ns > 0 ? cfg_.dry_after_ns : cfg_.chunk_ns;
+  if (cfg_.paced && L > dry_after) {
+    if (dry_chunks == 0) dry_first_seq = r.seq;
+    ++dry_chunks;
+    dry_worst_ns = std::max(dry_worst_ns, L - dry_after);
   }
 
   if (have_prev_) {
@@ -173,6 +307,28 @@ void RunStats::add(ChunkRecord& r) noexcept {
   sxx_ += x * x;
   sxy_ += x * y;
   record_point(r);
+}
+
+void RunStats::note_stall(const ChunkRecord& r, std::int64_t L, Owner owner, Cause cause, std::int64_t cause_ns) noexcept {
+  const std::int64_t over = L - cfg_.budget_ns;
+  if (stall_open_) {  // it was already waiting behind the open event's hold-up
+    open_stall_end_ = std::max(open_stall_end_, r.emit);
+    if (open_stall_listed_) {
+      StallEvent& e = stall_list.back();
+      e.last_seq = r.seq;
+      ++e.chunks;
+      e.end_ns = open_stall_end_;
+      e.worst_over_ns = std::max(e.worst_over_ns, over);
+    }
+    return;
+  }
+  stall_open_ = true;
+  open_stall_end_ = r.emit;
+  ++stalls;
+  ++stall_owner[static_cast<std::size_t>(owner)];
+  open_stall_listed_ = stall_list.size() < stall_list.capacity();
+  if (open_stall_listed_)  // within reserved capacity
+    stall_list.push_back({r.seq, r.seq, 1, r.sched + cfg_.budget_ns, r.emit, over, owner, cause, cause_ns});
 }
 
 double RunStats::drift_ppm() const noexcept {

@@ -24,6 +24,69 @@ inline constexpr int kPartCount = static_cast<int>(Part::count);
 /// [no-alloc, no-block]
 const char* part_key(Part p) noexcept;
 
+/// Who a late chunk's time belongs to (docs/profiler.md, "Blame"): the chain (processing
+/// itself), the platform (a wake-up, a hand-off, or the processing thread descheduled), I/O
+/// (the source's read, the sink's write) and the consumer side (the sink busy with earlier
+/// chunks: backpressure).
+enum class Owner : int { chain, platform, io, consumer, count };
+inline constexpr int kOwnerCount = static_cast<int>(Owner::count);
+/// "chain", "platform", "io", "consumer". [no-alloc, no-block]
+const char* owner_key(Owner o) noexcept;
+
+/// The parts a chunk's latency splits into, each with one owner.
+///   source_wake          woke - sched: the source's wake-up lateness            platform
+///   source_read          ready - woke: the source's read                        io
+///   processor_busy       queue_in while the processor worked on earlier chunks  chain
+///   handoff_in           the rest of queue_in: the processor's wake-up          platform
+///   process              processing on the CPU (or in spin, sleep, GPU sync)    chain
+///   process_descheduled  processing wall time off the CPU (and the same share of processor_busy)  platform
+///   sink_busy            queue_out while the sink wrote earlier chunks          consumer
+///   handoff_out          the rest of queue_out: the sink's wake-up              platform
+///   sink_write           emit - sink_start                                      io
+enum class Cause : int {
+  source_wake,
+  source_read,
+  processor_busy,
+  handoff_in,
+  process,
+  process_descheduled,
+  sink_busy,
+  handoff_out,
+  sink_write,
+  count
+};
+inline constexpr int kCauseCount = static_cast<int>(Cause::count);
+/// The keys above. [no-alloc, no-block]
+const char* cause_key(Cause c) noexcept;
+/// The owner of a cause. [no-alloc, no-block]
+Owner cause_owner(Cause c) noexcept;
+
+/// A chunk's latency split into its causes (ns, each >= 0). [no-alloc, no-block]
+/// `prev_proc_end`, `prev_emit`: the previous chunk's stamps (0: none); `prev_off_share`:
+/// the share of the previous chunk's processing spent off the CPU.
+struct LatencySplit {
+  std::array<std::int64_t, kCauseCount> ns{};
+  std::array<std::int64_t, kOwnerCount> owner_ns{};
+  double off_share = 0;  // this chunk's processing off the CPU, as a share of it
+  Cause largest = Cause::process;
+};
+LatencySplit split_latency(const ChunkRecord& r, std::int64_t prev_proc_end, std::int64_t prev_emit,
+                           double prev_off_share) noexcept;
+
+/// One stall: consecutive missed chunks held up by one late stage. A miss joins the open
+/// event when its scheduled arrival came before the event's last missed chunk was emitted
+/// (it was already waiting behind the same hold-up); otherwise it opens a new one.
+struct StallEvent {
+  std::uint64_t first_seq = 0, last_seq = 0;
+  std::uint64_t chunks = 0;         // missed chunks in it
+  std::int64_t start_ns = 0;        // the first chunk's deadline (sched + B)
+  std::int64_t end_ns = 0;          // the last missed chunk's emit
+  std::int64_t worst_over_ns = 0;   // the largest L - B among its chunks
+  Owner owner = Owner::chain;       // the owner of its first chunk's miss: the cause
+  Cause cause = Cause::process;     // the largest part of its first chunk's latency
+  std::int64_t cause_ns = 0;        // and how long it was
+};
+
 struct RunStatsConfig {
   std::int64_t chunk_ns = 0;   // D: media duration of a full chunk at the replay speed
   std::int64_t budget_ns = 0;  // B = D - margin
@@ -32,6 +95,10 @@ struct RunStatsConfig {
   double media_ns_per_frame = 0;  // 1e9 / (rate x speed)
   std::size_t miss_list_capacity = 4096;
   std::size_t series_capacity = 0;  // per-chunk points kept for plots (the first N emitted)
+  std::size_t stall_list_capacity = 1024;
+  // Cadence: a consumer holding the margin's worth of audio runs dry when a chunk is out
+  // later than its deadline plus the margin, L > B + margin. 0: D (B + margin = D).
+  std::int64_t dry_after_ns = 0;
 };
 
 /// One emitted chunk, compact, for per-chunk plots: stamps relative to nothing (raw ns),
@@ -42,15 +109,20 @@ struct SeriesPoint {
   std::int32_t stage[kStageCount];  // source, queue_in, process, queue_out, sink
   std::int32_t part[5];             // launch, h2d, kernel, d2h, sync
   std::uint32_t flags;              // kChunkShort | kChunkWarmup | kChunkMiss
+  std::int32_t wake;                // woke - sched: the source's wake-up lateness
+  std::int32_t reserved;
 };
 static_assert(std::is_trivially_copyable_v<SeriesPoint>);
-static_assert(sizeof(SeriesPoint) == 72, "SeriesPoint is a fixed-size record");
+static_assert(sizeof(SeriesPoint) == 80, "SeriesPoint is a fixed-size record");
 
 struct MissEntry {
   std::uint64_t seq;
   std::int64_t latency_ns;
   std::int64_t emit_ns;
   Stage blame;
+  Owner owner;
+  Cause cause;       // the largest part of its latency
+  std::int64_t cause_ns;
 };
 
 class RunStats {
@@ -70,6 +142,10 @@ class RunStats {
     have_prev_ = false;
     have_origin_ = false;
     seg_warmup_ = 0;
+    prev_proc_end_ = 0;
+    prev_emit_ = 0;
+    prev_off_share_ = 0;
+    stall_open_ = false;
   }
 
   /// Live view: when set (before the run), add() also records latency and |P - D| here,
@@ -88,6 +164,8 @@ class RunStats {
   stats::LogHistogram jitter;         // |period - D|
   stats::LogHistogram overhead;       // L - processing time: what the engine adds
   stats::LogHistogram warmup_latency;
+  stats::LogHistogram source_wake;    // woke - sched (paced sources)
+  stats::LogHistogram source_read;    // ready - woke
 
   std::uint64_t chunks = 0;          // after warm-up
   std::uint64_t warmup_chunks = 0;
@@ -96,6 +174,15 @@ class RunStats {
   std::uint64_t misses = 0;
   std::array<std::uint64_t, kStageCount> miss_blame{};
   std::vector<MissEntry> miss_list;  // the first miss_list_capacity misses
+  std::array<std::uint64_t, kOwnerCount> miss_owner{};  // misses per owner
+  std::array<std::int64_t, kOwnerCount> miss_owner_ns{};  // their latency parts summed, per owner
+  std::uint64_t stalls = 0;                             // stall events
+  std::array<std::uint64_t, kOwnerCount> stall_owner{};  // stall events per owner
+  std::vector<StallEvent> stall_list;                   // the first stall_list_capacity events
+  // cadence: chunks a consumer holding the margin's worth of audio would have run dry on
+  std::uint64_t dry_chunks = 0;
+  std::int64_t dry_worst_ns = 0;   // the largest L - (B + margin) among them
+  std::uint64_t dry_first_seq = 0;
   std::vector<SeriesPoint> series;   // the first series_capacity emitted chunks, warm-up included
   std::uint64_t series_dropped = 0;  // emitted chunks beyond series_capacity
   std::uint64_t dispatches = 0, launches = 0;  // sums over counted chunks
@@ -119,6 +206,13 @@ class RunStats {
   bool have_prev_ = false;
   std::uint64_t seg_warmup_ = 0;
   std::int64_t prev_emit_ = 0;
+  std::int64_t prev_proc_end_ = 0;  // the previous chunk's, for the blame split
+  double prev_off_share_ = 0;
+  bool stall_open_ = false;
+  bool open_stall_listed_ = false;
+  std::int64_t open_stall_end_ = 0;  // the open event's latest emit
+  /// [no-alloc, no-block]
+  void note_stall(const ChunkRecord& r, std::int64_t L, Owner owner, Cause cause, std::int64_t cause_ns) noexcept;
   // regression sums, in seconds relative to the first counted chunk
   std::uint64_t n_ = 0;
   long double sx_ = 0, sy_ = 0, sxx_ = 0, sxy_ = 0;

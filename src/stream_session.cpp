@@ -243,6 +243,7 @@ RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt, int
   RunStatsConfig sc;
   sc.chunk_ns = su.chunk_ns;
   sc.budget_ns = su.budget_ns;
+  sc.dry_after_ns = su.budget_ns + su.margin_ns;  // the deadline plus the margin's worth of buffered audio
   sc.paced = !su.max_speed;
   sc.warmup = static_cast<std::uint64_t>(opt.warmup);
   sc.media_ns_per_frame = 1e9 / (su.rate * (su.max_speed ? 1.0 : su.speed));

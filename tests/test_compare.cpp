@@ -160,7 +160,7 @@ TEST_CASE("report: a saved report with a key removed or of the wrong type is ref
     return td.file(name);
   };
   c["summary"][0].erase("misses");
-  run["cadence"].erase("realtime_factor");
+  run["cadence"].erase("period");
   json typed = c["variants"][0]["report"];
   typed["workload"]["rate"] = "fast";
   for (const auto& [name, doc] : {std::pair<std::string, json>{"c.json", c}, {"r.json", run}, {"t.json", typed}}) {

@@ -517,7 +517,9 @@ TEST_CASE("cadence: the histogram counts every counted period: longest gaps with
   CHECK(has(s, "ended by chunk 1000 at"));
   CHECK(has(s, "late       1 output(s)"));
   CHECK(has(s, "chunks 1000"));
-  CHECK(has(s, "verdict    not steady"));
+  // a 3 ms stall with 1.067 ms of margin: the chunk is out well within B + margin, so a
+  // consumer holding the margin never runs dry although one period is long
+  CHECK(has(s, "verdict    steady: a consumer holding the margin's 1.067 ms of audio would never have run dry"));
   CHECK(has(s, "jitter     p95"));
   CHECK(has(s, "ppm"));
   CHECK(has(s, fmt::format("period     {} periods: min ", r.cadence.period.count)));
@@ -526,6 +528,30 @@ TEST_CASE("cadence: the histogram counts every counted period: longest gaps with
   chunkscope::print_cadence(h, run_of());
   CHECK(has(h.str(), "verdict    steady"));
   CHECK(has(h.str(), "late       0 output(s)"));
+}
+
+TEST_CASE("cadence: not steady exactly when a chunk is out later than B + margin, or dropped") {
+  // D 5.333 ms, B 4.267 ms, margin 1.067 ms: a stall that puts one chunk past B + margin = D
+  fixture::Options o;
+  o.spikes = {1000};
+  o.spike_ns = 9e6;
+  const RunReport r = run_of(o);
+  std::ostringstream os;
+  chunkscope::print_cadence(os, r);
+  CAPTURE(os.str());
+  CHECK(has(os.str(), "verdict    not steady: a consumer holding the margin's 1.067 ms of audio would have run dry on 1 chunk(s) out later than B + margin = 5.333 ms (first chunk 1000"));
+  // the headline agrees: that chunk missed the budget
+  CHECK(r.counts.misses >= 1);
+  // a report that says it is steady is read as such; one with drops is not steady
+  json j = fixture::make_run_report();
+  j["cadence"]["steady"] = true;
+  j["cadence"]["dry_after_ns"] = j["timing"]["chunk_ns"];
+  j["cadence"]["dry_chunks"] = 0;
+  j["cadence"]["dry_worst_ns"] = 0;
+  j["counts"]["drops"] = 2;
+  std::ostringstream d;
+  chunkscope::print_cadence(d, chunkscope::run_report_from_json(j));
+  CHECK(has(d.str(), "verdict    not steady: a consumer holding the margin's 1.067 ms of audio would have run dry on 2 dropped chunk(s)"));
 }
 
 TEST_CASE("cadence: a monitor run shows the callback period: no series still reports: --speed max has no schedule") {

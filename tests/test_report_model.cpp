@@ -169,14 +169,14 @@ TEST_CASE("report model: the pin-threads hint fits the machine's CPU count") {
     RunReport r = build_run_report(run.w, run.plan, run.env, run.stats, run.er, {});
     // the queue_wait rule (the processor's wake-up) gives the hint
     for (const auto& f : r.diagnosis)
-      if (has(f.next, "chrt")) return f.next;
+      if (has(f.next, "--rt")) return f.next;
     return std::string();
   };
   const std::string two = hint_for(2), eight = hint_for(8);
   REQUIRE_FALSE(two.empty());
-  CHECK_FALSE(has(two, "taskset"));
+  CHECK_FALSE(has(two, "--cpus"));
   CHECK(has(two, "2 logical CPU(s)"));
-  CHECK(has(eight, "taskset -c 6,7 chrt -f 50"));
+  CHECK(has(eight, "--rt --cpus 6,7"));
 }
 
 TEST_CASE("report model: JSON round trip is the identity on a real run's report") {

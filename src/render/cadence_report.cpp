@@ -127,7 +127,9 @@ void regularity(std::string& out, const Cadence& c, const RunTiming& t) {
                      drift ? fmt::format("{:+.1f} ppm: the output {} real time by {:.3f} s per hour", *drift,
                                          *drift >= 0 ? "falls behind" : "runs ahead of", std::fabs(*drift) * 3600e-6)
                            : std::string("- (no schedule)"));
-  if (c.period.has_data()) out += fmt::format("rt factor  p95(P) / D = {:.3f}\n", c.realtime_factor);
+  if (c.period.has_data())
+    out += fmt::format("period/D   p95(P) / D = {:.3f} (above 1 for any jitter: a ratio of periods, not a speed)\n",
+                       c.period_ratio_p95);
 }
 
 void longest_gaps(std::string& out, const std::vector<PeriodPoint>& pts, const Cadence& c, double D) {
@@ -181,26 +183,50 @@ void device_clock(std::string& out, const RunReport& r, double D) {
   out += fmt::format("           xruns {}, underruns {}\n", d.xruns, d.underruns);
 }
 
-std::string verdict(const Cadence& c, const RunTiming& t, std::uint64_t late) {
+// Chunks a consumer holding the margin's worth of audio would have run dry on: out later
+// than B + margin. The report's count, or for an older report one from its series.
+struct DryCount {
+  bool known = false;
+  std::uint64_t chunks = 0, first_seq = 0;
+  std::int64_t worst_ns = 0, after_ns = 0;
+};
+
+DryCount dry_count(const RunReport& r, const RunTiming& t) {
+  DryCount d;
+  const Cadence& c = r.cadence;
+  if (c.steady) return {true, c.dry_chunks, c.dry_first_seq, c.dry_worst_ns, c.dry_after_ns};
+  if (r.series.empty()) return d;
+  d.known = true;
+  d.after_ns = static_cast<std::int64_t>(t.B + t.m);
+  for (std::size_t i = 0; i < r.series.size(); ++i) {
+    if (r.series.flags[i] & kSeriesWarmup) continue;
+    const std::int64_t over = r.series.latency_ns[i] - d.after_ns;
+    if (over <= 0) continue;
+    if (d.chunks++ == 0) d.first_seq = static_cast<std::uint64_t>(r.series.seq[i]);
+    d.worst_ns = std::max(d.worst_ns, over);
+  }
+  return d;
+}
+
+std::string verdict(const RunReport& r, const RunTiming& t) {
+  const Cadence& c = r.cadence;
   const HistSummary& ph = c.period;
   if (!ph.has_data()) return "no verdict: fewer than two counted chunks";
   if (!t.paced)
-    return fmt::format("no schedule (--speed max): p95 period {} = {:.3f} x D, {}", fmt_time(static_cast<double>(ph.p95)),
-                       c.realtime_factor, c.realtime_factor <= 1 ? "faster than real time" : "slower than real time");
-  std::vector<std::string> bad;
-  const double gap = c.longest_gap.ns > 0 ? static_cast<double>(c.longest_gap.ns) : static_cast<double>(ph.max);
-  const auto& jit = c.jitter_p95_ns;
-  if (jit && static_cast<double>(*jit) > t.m)
-    bad.push_back(fmt::format("jitter p95 {} exceeds the margin {}", fmt_time(static_cast<double>(*jit)), fmt_time(t.m)));
-  if (gap > t.D + t.m)
-    bad.push_back(fmt::format("the longest gap {} exceeds D + margin {}{}", fmt_time(gap), fmt_time(t.D + t.m),
-                              late ? fmt::format(" ({} late outputs)", late) : ""));
-  if (c.drift_ppm && std::fabs(*c.drift_ppm) >= 500) bad.push_back(fmt::format("drift {:+.0f} ppm", *c.drift_ppm));
-  if (bad.empty())
-    return fmt::format("steady: jitter p95 {} within the margin {}, longest gap {} within D + margin {}",
-                       fmt_time(static_cast<double>(jit.value_or(0))), fmt_time(t.m), fmt_time(gap), fmt_time(t.D + t.m));
-  std::string s = "not steady: ";
-  for (std::size_t i = 0; i < bad.size(); ++i) s += (i ? "; " : "") + bad[i];
+    return fmt::format("no schedule (--speed max): p95 period {} = {:.3f} x D; throughput {:.2f}x real time",
+                       fmt_time(static_cast<double>(ph.p95)), c.period_ratio_p95, r.throughput.speed_factor);
+  const DryCount d = dry_count(r, t);
+  if (!d.known) return "no verdict: this report keeps neither the count of late chunks nor a per-chunk series";
+  const std::uint64_t drops = r.counts.drops;
+  const std::string consumer = fmt::format("a consumer holding the margin's {} of audio", fmt_time(t.m));
+  if (d.chunks == 0 && drops == 0)
+    return fmt::format("steady: {} would never have run dry (every chunk out within B + margin = {})", consumer,
+                       fmt_time(static_cast<double>(d.after_ns)));
+  std::string s = "not steady: " + consumer + " would have run dry";
+  if (d.chunks > 0)
+    s += fmt::format(" on {} chunk(s) out later than B + margin = {} (first chunk {}, worst {} beyond)", d.chunks,
+                     fmt_time(static_cast<double>(d.after_ns)), d.first_seq, fmt_time(static_cast<double>(d.worst_ns)));
+  if (drops > 0) s += fmt::format("{} {} dropped chunk(s)", d.chunks > 0 ? " and on" : " on", drops);
   return s;
 }
 
@@ -217,9 +243,9 @@ void print_cadence(std::ostream& os, const RunReport& r) {
     out += "histogram  - (needs the per-chunk series, which this report does not have)\n";
   regularity(out, r.cadence, t);
   longest_gaps(out, pts, r.cadence, t.D);
-  const std::uint64_t late = lateness(out, r, pts, t);
+  lateness(out, r, pts, t);
   device_clock(out, r, t.D);
-  out += "verdict    " + verdict(r.cadence, t, late) + "\n";
+  out += "verdict    " + verdict(r, t) + "\n";
   os << out;
 }
 

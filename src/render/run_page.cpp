@@ -53,10 +53,10 @@ std::string cadence_section(const RunReport& r, const RunTiming& t) {
   std::string s = "<h2>Cadence</h2>";
   s += fmt::format(
       "<p>Jitter p95 (abs(P − D)): <b>{}</b>; drift: <b>{}</b>; longest gap {} (chunk {} at {:.3f} s); "
-      "real-time factor p95(P)/D {:.3f}.</p>",
+      "period p95(P)/D {:.3f} (a ratio of periods, not a speed).</p>",
       c.jitter_p95_ns ? ft(static_cast<double>(*c.jitter_p95_ns)) : std::string("- (no schedule)"),
       c.drift_ppm ? fmt::format("{:+.1f} ppm", *c.drift_ppm) : std::string("- (no schedule)"),
-      ft(static_cast<double>(c.longest_gap.ns)), c.longest_gap.seq, c.longest_gap.at_s, c.realtime_factor);
+      ft(static_cast<double>(c.longest_gap.ns)), c.longest_gap.seq, c.longest_gap.at_s, c.period_ratio_p95);
   s += cadence_svg(r, t);
   if (r.device && r.device->callback_period.has_data()) {
     const HistSummary& cb = r.device->callback_period;
@@ -99,7 +99,9 @@ std::string run_body(const RunReport& r) {
   s += percentile_section(r, t);
   s += "<h2>Latency per chunk</h2>" + timeline_svg(r, t);
   s += "<h2>Where the time goes</h2>" + breakdown_svg(r, t);
+  s += stalls_section(r);
   s += cadence_section(r, t);
+  s += platform_section(r);
   s += device_section(r);
   s += diagnosis_section(r.diagnosis);
   return s;

@@ -1,5 +1,7 @@
 #include "src/render/sections.hpp"
 
+#include "src/report/build.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -38,6 +40,16 @@ namespace {
 
 std::string g(double v) { return fmt::format("{:g}", v); }
 
+std::string mode_text(const RunReport& r) {
+  if (!r.workload.run_mode) return "-";
+  const RunMode& m = *r.workload.run_mode;
+  return fmt::format("wait {}, {}, {}, {}", esc(m.wait),
+                     m.rt ? fmt::format("SCHED_FIFO priority {} (memory locked)", m.rt_priority) : "default scheduling",
+                     m.cpus.empty() ? std::string("threads not pinned") : "threads pinned to CPUs " + esc(m.cpus),
+                     m.inline_process ? (r.device ? "processing inside the device callback" : "processing on the source's thread")
+                                      : "processor on its own thread");
+}
+
 std::vector<std::pair<std::string, std::string>> workload_rows(const RunReport& r) {
   const ReportWorkload& w = r.workload;
   const RunTiming t = timing_of(r);
@@ -56,6 +68,7 @@ std::vector<std::pair<std::string, std::string>> workload_rows(const RunReport& 
       {"chunks", fmt::format("{} produced, {} emitted, {} counted, {} warm-up, {} dropped, {} missed", k.produced, k.emitted,
                              k.counted, k.warmup, k.drops, k.misses)},
       {"measured", fmt::format("{} dispatches and {} launches per chunk", g(r.dispatches_per_chunk), g(r.launches_per_chunk))},
+      {"mode", mode_text(r)},
   };
 }
 
@@ -105,7 +118,13 @@ std::string stage_table(const RunReport& r) {
   std::string s = "<table><tr><th>stage</th><th class=\"n\">count</th><th class=\"n\">min</th>";
   for (int i = 0; i < kPctCount; ++i) s += fmt::format("<th class=\"n\">{}</th>", pct_label(static_cast<Pct>(i)));
   s += "<th class=\"n\">max</th><th class=\"n\">mean</th></tr>";
-  for (int i = 0; i < kStageCount; ++i) s += hist_row(stage_key(static_cast<Stage>(i)), r.stage(static_cast<Stage>(i)));
+  for (int i = 0; i < kStageCount; ++i) {
+    s += hist_row(stage_key(static_cast<Stage>(i)), r.stage(static_cast<Stage>(i)));
+    if (i == static_cast<int>(Stage::source) && r.source_wake && r.source_read) {
+      s += hist_row("  wake", *r.source_wake);
+      s += hist_row("  read", *r.source_read);
+    }
+  }
   for (int i = 0; i < kPartCount; ++i)
     if (const auto& h = r.part(static_cast<Part>(i))) s += hist_row(std::string("  ") + part_key(static_cast<Part>(i)), *h);
   s += hist_row("end-to-end", r.latency);
@@ -115,6 +134,69 @@ std::string stage_table(const RunReport& r) {
   const std::uint64_t counted = r.counts.counted;
   if (counted > 0 && counted < 100)
     s += fmt::format("<p class=\"note\">Only {} counted chunks: p99 and p99.9 rest on fewer than 100 samples.</p>", counted);
+  return s;
+}
+
+std::string platform_section(const RunReport& r) {
+  if (!r.platform) return "";
+  const PlatformSection& p = *r.platform;
+  const double margin = static_cast<double>(r.workload.margin_ns);
+  std::string s = "<h2>Platform</h2><p>The machine's own floor, measured with the engine's scheduling and wait mode: a "
+                  "thread woken every D, and a hand-off through the engine's kind of queue and back.</p>";
+  if (p.has_baseline()) {
+    s += "<table><tr><th>baseline</th><th>figure</th><th class=\"n\">count</th><th class=\"n\">p50</th><th class=\"n\">p99</th>"
+         "<th class=\"n\">max</th><th class=\"n\">p99 / margin</th></tr>";
+    auto rows = [&](const char* name, const std::optional<BaselineSummary>& b) {
+      if (!b) return;
+      for (const auto& [what, h] : {std::pair<const char*, const HistSummary*>{"wake-up lateness", &b->wake},
+                                    std::pair<const char*, const HistSummary*>{"hand-off round trip", &b->handoff}}) {
+        if (!h->has_data()) continue;
+        s += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                         "<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                         name, what, h->count, ft(static_cast<double>(h->p50)), ft(static_cast<double>(h->p99)),
+                         ft(static_cast<double>(h->max)),
+                         margin > 0 ? fmt::format("{:.0f}%", 100 * static_cast<double>(h->p99) / margin) : "-");
+      }
+    };
+    rows("before", p.before);
+    rows("after", p.after);
+    s += "</table>";
+  }
+  std::vector<std::pair<std::string, std::string>> kv;
+  if (p.load_before || p.load_after)
+    kv.emplace_back("load (1 min)", fmt::format("{} before, {} after, on {} CPU(s)",
+                                               p.load_before ? fmt::format("{:.2f}", p.load_before->load1) : "?",
+                                               p.load_after ? fmt::format("{:.2f}", p.load_after->load1) : "?",
+                                               p.load_after ? p.load_after->cpus_online : p.load_before->cpus_online));
+  if (p.busy_share) kv.emplace_back("machine busy over the run", fmt::format("{:.1f}%", *p.busy_share * 100));
+  if (p.steal_share) kv.emplace_back("steal over the run", fmt::format("{:.2f}%", *p.steal_share * 100));
+  for (const auto& t : p.threads)
+    kv.emplace_back(esc(t.thread) + " thread",
+                    fmt::format("tid {}: {} voluntary, {} involuntary context switches, CPU {}", t.tid, t.voluntary,
+                                t.involuntary, ft(static_cast<double>(t.cpu_ns))));
+  if (!kv.empty()) s += kv_table(kv);
+  return s;
+}
+
+std::string stalls_section(const RunReport& r) {
+  const Counts& k = r.counts;
+  if (!k.stalls || *k.stalls == 0) return "";
+  std::string s = fmt::format("<h2>Stall events</h2><p>{} stall event(s) made the {} missed chunk(s); a miss joins an event "
+                              "when it was scheduled before the event's last missed chunk was out.</p>",
+                              *k.stalls, k.misses);
+  s += "<table><tr><th>chunks</th><th class=\"n\">missed</th><th class=\"n\">at</th><th class=\"n\">past the deadline</th>"
+       "<th class=\"n\">worst over B</th><th>owner</th><th>cause</th></tr>";
+  for (std::size_t i = 0; i < k.stall_list.size() && i < 100; ++i) {
+    const StallRecord& e = k.stall_list[i];
+    s += fmt::format("<tr><td>{}–{}</td><td class=\"n\">{}</td><td class=\"n\">{:.3f} s</td><td class=\"n\">{}</td>"
+                     "<td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>",
+                     e.first_seq, e.last_seq, e.chunks, e.start_s, ft(static_cast<double>(e.length_ns)),
+                     ft(static_cast<double>(e.worst_over_ns)), owner_key(e.owner), esc(describe_cause(e.cause, e.cause_ns)));
+  }
+  s += "</table>";
+  if (k.stall_list.size() > 100 || k.stall_list_truncated)
+    s += fmt::format("<p class=\"note\">The first {} events are shown; the JSON report lists up to its capacity.</p>",
+                     std::min<std::size_t>(k.stall_list.size(), 100));
   return s;
 }
 

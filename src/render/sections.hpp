@@ -27,6 +27,10 @@ std::string workload_section(const RunReport& r);
 /// Count, min, percentiles, max and mean of every stage, part, the end-to-end latency,
 /// the engine overhead and the output period.
 std::string stage_table(const RunReport& r);
+/// The platform baseline, the machine's load and the engine threads' context switches ("" without).
+std::string platform_section(const RunReport& r);
+/// The stall events with their chunks, owner and cause ("" without).
+std::string stalls_section(const RunReport& r);
 /// Each finding with its severity, confidence, evidence table and next experiment.
 std::string diagnosis_section(const std::vector<Finding>& findings);
 

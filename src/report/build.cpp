@@ -38,6 +38,7 @@ Series make_series(const RunStats& st) {
   s.not_kept = st.series_dropped;
   for (auto* v : {&s.seq, &s.sched_ns, &s.emit_ns, &s.latency_ns, &s.period_ns}) v->reserve(n);
   s.flags.reserve(n);
+  s.source_wake_ns.reserve(n);
   for (auto& v : s.stage_ns) v.reserve(n);
   for (auto& v : s.part_ns) v.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -51,6 +52,7 @@ Series make_series(const RunStats& st) {
     for (int k = 0; k < kStageCount; ++k) s.stage_ns[static_cast<std::size_t>(k)].push_back(p.stage[k]);
     for (int k = 0; k < 5; ++k) s.part_ns[static_cast<std::size_t>(k)].push_back(p.part[k]);
     s.flags.push_back(static_cast<std::int32_t>(p.flags));
+    s.source_wake_ns.push_back(p.wake);
   }
   return s;
 }
@@ -60,6 +62,86 @@ int count_filter_stages(const Plan& plan) {
   for (const auto& st : plan.stages)
     if (st.spec.kind != StageKind::spin && st.spec.kind != StageKind::sleep) ++n;
   return n;
+}
+
+}  // namespace
+
+static const char* cause_words(Cause c) noexcept {
+  switch (c) {
+    case Cause::source_wake: return "the source woke up {} late";
+    case Cause::source_read: return "the source's read took {}";
+    case Cause::processor_busy: return "chunks waited {} for a processor busy with earlier chunks";
+    case Cause::handoff_in: return "the hand-off to the processor took {}";
+    case Cause::process: return "processing took {}";
+    case Cause::process_descheduled: return "the processing thread was off the CPU for {}";
+    case Cause::sink_busy: return "chunks waited {} for a sink busy with earlier chunks";
+    case Cause::handoff_out: return "the hand-off to the sink took {}";
+    case Cause::sink_write: return "the sink's write took {}";
+    case Cause::count: break;
+  }
+  return "{}";
+}
+
+std::string describe_cause(Cause c, std::int64_t ns) {
+  return fmt::format(fmt::runtime(cause_words(c)), fmt_time(static_cast<double>(ns)));
+}
+
+std::optional<Owner> owner_of_misses(const RunReport& r) {
+  const Counts& k = r.counts;
+  if (k.misses == 0) return std::nullopt;
+  // events first (one stall is one vote), then misses
+  const bool by_events = k.stalls && *k.stalls > 0;
+  std::optional<Owner> best;
+  std::uint64_t most = 0;
+  for (int i = 0; i < kOwnerCount; ++i) {
+    const std::uint64_t n = by_events ? k.stall_owner[static_cast<std::size_t>(i)]
+                                      : (k.miss_owner ? (*k.miss_owner)[static_cast<std::size_t>(i)] : 0);
+    if (n > most) {
+      most = n;
+      best = static_cast<Owner>(i);
+    }
+  }
+  return best;
+}
+
+namespace {
+
+// What the owner's misses say, in words, with the worst figure among its listed misses.
+std::string owner_sentence(const RunReport& r, Owner o) {
+  std::optional<Cause> cause;
+  std::int64_t worst = -1;
+  auto consider = [&](Cause c, std::int64_t ns) {
+    if (cause_owner(c) == o && ns > worst) {
+      worst = ns;
+      cause = c;
+    }
+  };
+  for (const auto& e : r.counts.stall_list) consider(e.cause, e.cause_ns);
+  if (!cause)
+    for (const auto& m : r.counts.miss_list)
+      if (m.cause) consider(*m.cause, m.cause_ns);
+  const std::string detail = cause ? describe_cause(*cause, worst) : std::string();
+  switch (o) {
+    case Owner::chain:
+      return "the chain does not keep real time" + (detail.empty() ? std::string() : " (" + detail + ")");
+    case Owner::platform: {
+      std::string s = "this machine's scheduling does not keep this budget";
+      std::string base;
+      if (r.platform) {
+        if (auto w = r.platform->wake_p99()) base = fmt::format("baseline wake-up p99 {}", fmt_time(double(*w)));
+        if (auto h = r.platform->handoff_p99())
+          base += fmt::format("{}hand-off p99 {}", base.empty() ? "baseline " : ", ", fmt_time(double(*h)));
+      }
+      if (!detail.empty() || !base.empty())
+        s += " (" + detail + (detail.empty() || base.empty() ? "" : "; ") + base + ")";
+      return s;
+    }
+    case Owner::io: return "I/O does not keep this budget" + (detail.empty() ? std::string() : " (" + detail + ")");
+    case Owner::consumer:
+      return "the sink does not keep up" + (detail.empty() ? std::string() : " (" + detail + ")");
+    case Owner::count: break;
+  }
+  return "";
 }
 
 }  // namespace
@@ -96,6 +178,7 @@ Verdict decide_verdict(const RunReport& r) {
       }
   }
   v.blame = static_cast<Stage>(blame_i);
+  v.owner = owner_of_misses(r);
   const char* blame_s = stage_key(*v.blame);
   const std::uint64_t xruns = r.device ? r.device->xruns : 0, underruns = r.device ? r.device->underruns : 0;
   const bool device_trouble = xruns > 0 || underruns > 0;
@@ -103,17 +186,66 @@ Verdict decide_verdict(const RunReport& r) {
   v.realtime_safe = safe;
   std::string device_part;
   if (r.device) device_part = fmt::format(", {} xrun(s) and {} underrun(s) on the device", xruns, underruns);
+  // who is to blame, in words: the owner of the misses, else the stage (drops) or the device
+  std::string who;
+  if (v.owner)
+    who = owner_sentence(r, *v.owner);
+  else
+    who = fmt::format("{} to blame", r.counts.drops > 0 || !r.device ? blame_s : "the device");
+  const std::uint64_t events = r.counts.events();
+  const std::string misses_part =
+      r.counts.stalls ? fmt::format("{} stall event(s) ({} missed chunk(s))", events, r.counts.misses)
+                      : fmt::format("{} deadline miss(es)", r.counts.misses);
   if (safe)
     v.text = fmt::format("p95 headroom {} of {} budget: real-time safe", fmt_time(double(h95)), fmt_time(double(B)));
   else if (h95 >= 0)
-    v.text = fmt::format("p95 headroom {} of {} budget, but {} deadline miss(es){} and {} drop(s): not safe, {} to blame",
-                         fmt_time(double(h95)), fmt_time(double(B)), r.counts.misses, device_part, r.counts.drops,
-                         r.counts.misses > 0 || r.counts.drops > 0 || !r.device ? blame_s : "the device");
+    v.text = fmt::format("p95 headroom {} of {} budget, but {}{} and {} drop(s): not safe, {}", fmt_time(double(h95)),
+                         fmt_time(double(B)), misses_part, device_part, r.counts.drops, who);
   else
-    v.text = fmt::format("p95 latency {} exceeds the {} budget by {}: not real-time, {} to blame", fmt_time(double(l95)),
-                         fmt_time(double(B)), fmt_time(double(l95 - B)), blame_s);
+    v.text = fmt::format("p95 latency {} exceeds the {} budget by {}: not real-time, {}", fmt_time(double(l95)),
+                         fmt_time(double(B)), fmt_time(double(l95 - B)), who);
   return v;
 }
+
+namespace {
+
+BaselineSummary summarize_baseline(const BaselineResult& b) {
+  BaselineSummary s;
+  s.period_ns = b.period_ns;
+  s.duration_ns = b.duration_ns;
+  s.wake = summarize(b.wake);
+  s.handoff = summarize(b.handoff);
+  return s;
+}
+
+MachineLoad load_of(const ProcSnapshot& p) { return MachineLoad{p.load1, p.runnable, p.cpus_online}; }
+
+std::optional<PlatformSection> make_platform(const Workload& w, const EngineResult& er) {
+  PlatformSection p;
+  bool any = false;
+  if (w.baseline_before && w.baseline_before->wake.count() > 0) p.before = summarize_baseline(*w.baseline_before);
+  if (w.baseline_after && w.baseline_after->wake.count() > 0) p.after = summarize_baseline(*w.baseline_after);
+  any = p.before || p.after;
+  const std::pair<const char*, const ThreadUsage*> threads[3] = {
+      {"source", &er.source_usage}, {"processor", &er.processor_usage}, {"sink", &er.sink_usage}};
+  for (const auto& [name, u] : threads)
+    if (u->present) {
+      p.threads.push_back({name, u->tid, u->voluntary, u->involuntary, u->cpu_ns});
+      any = true;
+    }
+  if (w.proc_before) p.load_before = load_of(*w.proc_before);
+  if (w.proc_after) p.load_after = load_of(*w.proc_after);
+  if (w.proc_before && w.proc_after)
+    if (auto sh = proc_shares(*w.proc_before, *w.proc_after)) {
+      p.busy_share = sh->busy;
+      p.steal_share = sh->steal;
+    }
+  any = any || p.load_before || p.load_after;
+  if (!any) return std::nullopt;
+  return p;
+}
+
+}  // namespace
 
 RunReport build_run_report(const Workload& w, const Plan& plan, const Environment& env, const RunStats& st,
                            const EngineResult& er, const RunOutcome& outcome, std::optional<DeviceSection> device) {
@@ -160,6 +292,13 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   wl.signature = sig;
   wl.variant = w.variant;
   wl.rounds = w.rounds;
+  RunMode mode;
+  mode.wait = wait_mode_name(w.wait);
+  mode.rt = w.rt;
+  mode.rt_priority = w.rt ? w.policy.rt_priority : 0;
+  mode.cpus = w.cpus_text;
+  mode.inline_process = w.inline_process;
+  wl.run_mode = mode;
 
   r.environment.host = env;
   if (w.backend == "cuda") {
@@ -188,7 +327,15 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   c.misses = st.misses;
   c.miss_blame = st.miss_blame;
   for (const auto& m : st.miss_list)
-    c.miss_list.push_back({m.seq, m.latency_ns, m.blame, static_cast<double>(m.emit_ns - st.first_sched) / 1e9});
+    c.miss_list.push_back({m.seq, m.latency_ns, m.blame, static_cast<double>(m.emit_ns - st.first_sched) / 1e9, m.owner,
+                           m.cause, m.cause_ns});
+  c.miss_owner = st.miss_owner;
+  c.stalls = st.stalls;
+  c.stall_owner = st.stall_owner;
+  for (const auto& e : st.stall_list)
+    c.stall_list.push_back({e.first_seq, e.last_seq, e.chunks, static_cast<double>(e.start_ns - st.first_sched) / 1e9,
+                            e.end_ns - e.start_ns, e.worst_over_ns, e.owner, e.cause, e.cause_ns});
+  c.stall_list_truncated = st.stalls > st.stall_list.size();
 
   for (int i = 0; i < kStageCount; ++i) r.stages[static_cast<std::size_t>(i)] = summarize(st.stage[static_cast<std::size_t>(i)]);
   for (int i = 0; i < kPartCount; ++i)
@@ -197,6 +344,10 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   r.latency = summarize(st.latency);
   r.engine_overhead = summarize(st.overhead);
   r.warmup = summarize(st.warmup_latency);
+  if (cfg.paced && st.source_wake.count() > 0) {
+    r.source_wake = summarize(st.source_wake);
+    r.source_read = summarize(st.source_read);
+  }
   r.dispatches_per_chunk = st.chunks ? static_cast<double>(st.dispatches) / static_cast<double>(st.chunks) : 0.0;
   r.launches_per_chunk = st.chunks ? static_cast<double>(st.launches) / static_cast<double>(st.chunks) : 0.0;
   if (cfg.paced && st.latency.count() > 0) {
@@ -212,7 +363,14 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   }
   cd.longest_gap = {st.longest_gap_ns, st.longest_gap_seq, static_cast<double>(st.longest_gap_at - st.first_sched) / 1e9};
   const double d_ns = static_cast<double>(cfg.chunk_ns);
-  cd.realtime_factor = st.period.count() && d_ns > 0 ? static_cast<double>(st.period.value_at_percentile(95)) / d_ns : 0.0;
+  cd.period_ratio_p95 = st.period.count() && d_ns > 0 ? static_cast<double>(st.period.value_at_percentile(95)) / d_ns : 0.0;
+  if (cfg.paced) {
+    cd.dry_after_ns = cfg.dry_after_ns > 0 ? cfg.dry_after_ns : cfg.chunk_ns;
+    cd.dry_chunks = st.dry_chunks;
+    cd.dry_worst_ns = st.dry_worst_ns;
+    cd.dry_first_seq = st.dry_first_seq;
+    cd.steady = st.dry_chunks == 0 && er.drops == 0;
+  }
 
   const double wall = static_cast<double>(er.end_ns - er.start_ns) / 1e9;
   const double media = w.rate > 0 ? static_cast<double>(st.frames) / w.rate : 0;
@@ -226,6 +384,7 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   }
   r.series = make_series(st);
   r.device = std::move(device);
+  if (cfg.paced) r.platform = make_platform(w, er);
   // every section is known: decide once
   r.verdict = decide_verdict(r);
   r.diagnosis = diagnose(r);

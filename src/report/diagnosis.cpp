@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/options.hpp"
+#include "src/report/build.hpp"
 #include "src/report/format.hpp"
 
 namespace chunkscope {
@@ -224,17 +225,32 @@ Charge charged_p95(const Ctx& c, Stage blame) {
   return {Stage::process, p(Stage::wait_in) + p(Stage::process)};
 }
 
-// Pinning the engine's threads to cores of their own, as this machine allows: the two
-// highest-numbered CPUs where there are four or more, else priority alone.
+// Taking the platform out of the engine's way, as this machine allows: SCHED_FIFO, and
+// the engine's threads pinned to the two highest-numbered CPUs where there are four or more.
 std::string pin_threads(const Ctx& c) {
   const int n = c.r.environment.host.logical_cpus;
-  const std::string cmd = c.rerun([](Cmd&) {});
-  if (n >= 4)
-    return fmt::format("pin the threads to quiet cores and raise their priority, then compare: `taskset -c {},{} chrt -f 50 {}`",
-                       n - 2, n - 1, cmd);
+  const bool already_rt = c.r.workload.run_mode && c.r.workload.run_mode->rt;
+  if (n >= 4) {
+    const std::string cpus = fmt::format("{},{}", n - 2, n - 1);
+    return fmt::format("run the engine's threads SCHED_FIFO on quiet cores of their own, then compare: `{}`",
+                       c.rerun([&](Cmd& x) { x.set("--rt").set("--cpus", cpus); }));
+  }
+  if (already_rt)
+    return fmt::format("this machine has {} logical CPU(s), too few to give the engine quiet cores; process inside the "
+                       "source's thread and spin instead of sleeping (costs a core while it runs): `{}`",
+                       n > 0 ? n : 1, c.rerun([](Cmd& x) { x.set("--rt").set("--inline").set("--wait", "spin"); }));
   return fmt::format("raise the threads' priority and compare (this machine has {} logical CPU(s), too few to give the "
-                     "engine quiet cores of its own): `chrt -f 50 {}`",
-                     n > 0 ? n : 1, cmd);
+                     "engine quiet cores of its own): `{}`",
+                     n > 0 ? n : 1, c.rerun([](Cmd& x) { x.set("--rt"); }));
+}
+
+// The baseline's figures as evidence, when the report has them.
+void baseline_evidence(const Ctx& c, Evidence& ev) {
+  if (!c.r.platform) return;
+  if (auto w = c.r.platform->wake_p99()) ev["baseline_wake_p99_ns"] = static_cast<double>(*w);
+  if (auto h = c.r.platform->handoff_p99()) ev["baseline_handoff_p99_ns"] = static_cast<double>(*h);
+  if (c.r.platform->busy_share) ev["machine_busy_share"] = *c.r.platform->busy_share;
+  if (c.r.platform->load_after) ev["load_after"] = c.r.platform->load_after->load1;
 }
 
 std::string next_for_stage(const Ctx& c, Stage stage) {
@@ -308,7 +324,23 @@ void rule_misses(Ctx& c) {
   }
   std::string text = fmt::format("{:.0f} of {:.0f} counted chunks missed the budget B {} ({:.2f}%)", misses, c.counted,
                                  ft(c.B), c.counted > 0 ? 100 * misses / c.counted : 0);
-  if (!blamed.empty()) text += ", blamed on " + blamed;
+  const Counts& k = c.r.counts;
+  if (k.stalls) {
+    ev["stall_events"] = static_cast<double>(*k.stalls);
+    std::string owners;
+    for (int i = 0; i < kOwnerCount; ++i) {
+      const double n = static_cast<double>(k.stall_owner[static_cast<std::size_t>(i)]);
+      if (n <= 0) continue;
+      owners += fmt::format("{}{} {:.0f}", owners.empty() ? "" : ", ", owner_key(static_cast<Owner>(i)), n);
+      ev[std::string("events_") + owner_key(static_cast<Owner>(i))] = n;
+    }
+    text += fmt::format(" in {} stall event(s) ({})", *k.stalls, owners);
+    if (!k.stall_list.empty()) {
+      const StallRecord& e = k.stall_list.front();
+      text += fmt::format("; the first, chunks {}-{}, {}", e.first_seq, e.last_seq, describe_cause(e.cause, e.cause_ns));
+    }
+  }
+  if (!blamed.empty()) text += "; by stage " + blamed;
   // the worst miss and whether the misses recur at a fixed interval
   std::vector<double> seqs;
   double worst = 0, worst_seq = -1;
@@ -342,7 +374,13 @@ void rule_misses(Ctx& c) {
       ev["miss_interval_chunks"] = best->first;
     }
   }
-  c.add("deadline_misses", Sev::warning, Conf::high, text, ev, next_for_stage(c, top));
+  const std::optional<Owner> owner = c.r.verdict.owner;
+  std::string next = next_for_stage(c, top);
+  if (owner == Owner::platform) {
+    baseline_evidence(c, ev);
+    next = pin_threads(c);
+  }
+  c.add("deadline_misses", Sev::warning, Conf::high, text, ev, next);
 }
 
 void rule_drops(Ctx& c) {
@@ -360,16 +398,32 @@ void rule_drops(Ctx& c) {
     text += fmt::format(", the first at chunk {}", k.drop_seqs.front());
     ev["first_drop_seq"] = static_cast<double>(k.drop_seqs.front());
   }
-  text += full >= pool ? ": the processor fell behind the paced source for longer than the queue could hold"
-                       : ": every pooled chunk was still in flight (the processor or the sink held them too long)";
+  // A source that woke up more than the queue's depth of chunks late catches up with a
+  // burst of back-to-back chunks: those drops are the source's, not slow processing.
+  const double wake_max = c.r.source_wake && c.r.source_wake->has_data() ? static_cast<double>(c.r.source_wake->max) : 0;
+  const double proc_p99 = hv(c.stage(Stage::process), Pct::p99).value_or(0);
+  const bool burst = full >= pool && c.D > 0 && wake_max >= depth * c.D && proc_p99 < 0.5 * c.D;
+  if (burst) {
+    text += fmt::format(": the source woke up as much as {} late ({:.1f} chunks of D) and caught up with a burst of "
+                        "back-to-back chunks, more than the queue's {:.0f} could hold; processing kept up (p99 {}), so the "
+                        "source's catch-up burst is to blame",
+                        ft(wake_max), wake_max / c.D, depth, ft(proc_p99));
+    ev["source_wake_max_ns"] = wake_max;
+    ev["process_p99_ns"] = proc_p99;
+  } else {
+    text += full >= pool ? ": the processor fell behind the paced source for longer than the queue could hold"
+                         : ": every pooled chunk was still in flight (the processor or the sink held them too long)";
+  }
   const double max_proc = hmax(c.stage(Stage::process)).value_or(0);
-  if (max_proc > 0 && c.D > 0) {
+  if (!burst && max_proc > 0 && c.D > 0) {
     text += fmt::format(" (the slowest process call took {} = {:.1f} chunks of D)", ft(max_proc), max_proc / c.D);
     ev["process_max_ns"] = max_proc;
   }
   c.add("drops", Sev::warning, Conf::high, text, ev,
-        fmt::format("find the stall: `{}`; a deeper queue only hides stalls shorter than depth x D ({} now): `--queue-depth {}`",
-                    kStageBench, ft(depth * c.D), fmt_num(depth * 4)));
+        burst ? pin_threads(c)
+              : fmt::format("find the stall: `{}`; a deeper queue only hides stalls shorter than depth x D ({} now): "
+                            "`--queue-depth {}`",
+                            kStageBench, ft(depth * c.D), fmt_num(depth * 4)));
 }
 
 void rule_too_slow(Ctx& c) {
@@ -570,14 +624,49 @@ void rule_scheduling_noise(Ctx& c) {
     ev[std::string(outside_name) + "_p99_over_p50"] = spread_o;
   }
   if (l99) ev["latency_p99_ns"] = *l99;
+  baseline_evidence(c, ev);
+  // what the machine was doing, measured (/proc and the baseline) when the report has it
+  std::string machine = "the chain is busy only a small share of each period";
+  if (c.r.platform && c.r.platform->busy_share) {
+    const PlatformSection& p = *c.r.platform;
+    machine = fmt::format("the machine was {} busy over the run", pct(*p.busy_share));
+    if (p.load_after) machine += fmt::format(" (load {:.2f} on {} CPU(s))", p.load_after->load1, p.load_after->cpus_online);
+  }
+  std::string floor;
+  if (c.r.platform)
+    if (auto w = c.r.platform->wake_p99()) floor = fmt::format("; this machine's own wake-up p99 is {}", ft(static_cast<double>(*w)));
   c.add("scheduling_noise", Sev::warning, c.counted >= 1000 ? Conf::medium : Conf::low,
         fmt::format("p99 is {:.1f}x p50 ({} {} vs {}) while the processor is busy only {} of each chunk period "
-                    "(process p50 {} of D {}), so the CPU is mostly idle: a tail this wide with little work points to "
-                    "preemption, wake-up latency or frequency scaling rather than to the chain (inferred from the duty "
-                    "cycle, not measured CPU load)",
+                    "(process p50 {} of D {}) and {}: a tail this wide with little work points to preemption, wake-up "
+                    "latency or frequency scaling rather than to the chain{}",
                     spread, by_outside ? outside_name : "process", ft(by_outside ? *o99 : *p99), ft(by_outside ? *o50 : *p50),
-                    pct(duty), ft(*p50), ft(c.D)),
+                    pct(duty), ft(*p50), ft(c.D), machine, floor),
         ev, pin_threads(c));
+}
+
+// The machine's floor: what the baseline measured, against the margin.
+void rule_platform_baseline(Ctx& c) {
+  if (!c.r.platform || !c.r.platform->has_baseline()) return;
+  const PlatformSection& p = *c.r.platform;
+  const BaselineSummary& b = p.before ? *p.before : *p.after;
+  const double margin = static_cast<double>(c.r.workload.margin_ns);
+  const double w99 = static_cast<double>(p.wake_p99().value_or(0)), h99 = static_cast<double>(p.handoff_p99().value_or(0));
+  Evidence ev = {{"baseline_wake_p50_ns", static_cast<double>(b.wake.p50)},
+                 {"baseline_wake_p99_ns", w99},
+                 {"baseline_wake_max_ns", static_cast<double>(std::max(p.before ? p.before->wake.max : 0, p.after ? p.after->wake.max : 0))},
+                 {"baseline_handoff_p50_ns", static_cast<double>(b.handoff.p50)},
+                 {"baseline_handoff_p99_ns", h99}};
+  if (margin > 0) ev["baseline_wake_p99_margin_share"] = w99 / margin;
+  if (p.busy_share) ev["machine_busy_share"] = *p.busy_share;
+  if (p.steal_share) ev["steal_share"] = *p.steal_share;
+  std::string text = fmt::format("this machine wakes a thread paced at D p50 {} and p99 {} late, and a hand-off through the "
+                                 "engine's queue and back takes p50 {}, p99 {}: the floor under every latency in this report",
+                                 ft(static_cast<double>(b.wake.p50)), ft(w99), ft(static_cast<double>(b.handoff.p50)), ft(h99));
+  if (margin > 0) text += fmt::format("; the wake-up p99 is {} of the margin", pct(w99 / margin));
+  const bool tight = margin > 0 && w99 + h99 > margin;
+  c.add("platform_baseline", tight ? Sev::warning : Sev::info, Conf::high, text, ev,
+        tight ? "the machine's own wake-up and hand-off tail exceeds the margin: " + pin_threads(c)
+              : std::string("nothing to do: the machine's floor is well within the margin"));
 }
 
 void rule_drift(Ctx& c) {
@@ -669,6 +758,7 @@ std::vector<Finding> diagnose(const RunReport& r) {
   rule_f64_on_gpu(c);
   rule_queue_wait(c);
   rule_scheduling_noise(c);
+  rule_platform_baseline(c);
   rule_drift(c);
   rule_graph_fallbacks(c);
   rule_few_chunks(c);

@@ -1,5 +1,7 @@
 #include "src/report/model.hpp"
 
+#include <algorithm>
+
 namespace chunkscope {
 
 double pct_value(Pct p) noexcept {
@@ -63,6 +65,23 @@ const char* confidence_name(Finding::Confidence c) noexcept {
     case Finding::Confidence::low: return "low";
   }
   return "?";
+}
+
+namespace {
+std::optional<std::int64_t> larger_p99(const std::optional<BaselineSummary>& a, const std::optional<BaselineSummary>& b,
+                                       HistSummary BaselineSummary::*h) {
+  std::optional<std::int64_t> v;
+  for (const auto* s : {&a, &b})
+    if (*s && ((**s).*h).has_data()) v = std::max(v.value_or(0), ((**s).*h).p99);
+  return v;
+}
+}  // namespace
+
+std::optional<std::int64_t> PlatformSection::wake_p99() const noexcept {
+  return larger_p99(before, after, &BaselineSummary::wake);
+}
+std::optional<std::int64_t> PlatformSection::handoff_p99() const noexcept {
+  return larger_p99(before, after, &BaselineSummary::handoff);
 }
 
 const CompareVariant* CompareReport::find(const std::string& name) const noexcept {

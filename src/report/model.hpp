@@ -73,6 +73,15 @@ struct Signature {
   std::string short_chunk = "eager";  // eager, recapture
 };
 
+/// How the engine ran (--wait, --rt, --cpus, --inline).
+struct RunMode {
+  std::string wait = "block";
+  bool rt = false;
+  int rt_priority = 0;   // SCHED_FIFO priority with --rt
+  std::string cpus;      // --cpus as given ("" when not pinned)
+  bool inline_process = false;
+};
+
 struct ReportWorkload {
   std::string command;  // replay, synth, monitor, compare
   std::string source, sink;
@@ -95,6 +104,7 @@ struct ReportWorkload {
   double media_seconds = 0;
   InputDesc input;
   std::optional<Signature> signature;  // older reports may lack it
+  std::optional<RunMode> run_mode;     // older reports lack it
   // a variant's report inside a comparison
   std::string variant;
   int rounds = 0;
@@ -128,6 +138,21 @@ struct MissRecord {
   std::int64_t latency_ns = 0;
   Stage blame = Stage::process;
   double at_s = 0;
+  std::optional<Owner> owner;  // older reports lack it
+  std::optional<Cause> cause;  // the largest part of its latency
+  std::int64_t cause_ns = 0;
+};
+
+/// One stall event (rt/run_stats.hpp StallEvent), times relative to the first scheduled
+/// chunk.
+struct StallRecord {
+  std::uint64_t first_seq = 0, last_seq = 0, chunks = 0;
+  double start_s = 0;              // the first chunk's deadline
+  std::int64_t length_ns = 0;      // from the first chunk's deadline to the last missed chunk's emit
+  std::int64_t worst_over_ns = 0;  // the largest L - B among its chunks
+  Owner owner = Owner::chain;
+  Cause cause = Cause::process;
+  std::int64_t cause_ns = 0;
 };
 
 struct Counts {
@@ -138,6 +163,14 @@ struct Counts {
   std::uint64_t misses = 0;
   std::array<std::uint64_t, kStageCount> miss_blame{};
   std::vector<MissRecord> miss_list;
+  // misses by owner, and the stall events they make (older reports lack them)
+  std::optional<std::array<std::uint64_t, kOwnerCount>> miss_owner;
+  std::optional<std::uint64_t> stalls;
+  std::array<std::uint64_t, kOwnerCount> stall_owner{};
+  std::vector<StallRecord> stall_list;
+  bool stall_list_truncated = false;
+  /// Stall events when the report has them, else the misses (each its own event).
+  std::uint64_t events() const noexcept { return stalls.value_or(misses); }
 };
 
 struct Headroom {
@@ -147,6 +180,7 @@ struct Headroom {
 struct Verdict {
   std::optional<bool> realtime_safe;  // nullopt: no deadline verdict (--speed max, nothing counted)
   std::optional<Stage> blame;         // paced runs with counted chunks only
+  std::optional<Owner> owner;         // who the misses belong to (chain, platform, io, consumer); with misses only
   std::string text;                   // the headline
 };
 
@@ -161,10 +195,19 @@ struct Cadence {
   std::optional<std::int64_t> jitter_p95_ns;  // nullopt without a schedule
   std::optional<double> drift_ppm;            // nullopt without a schedule
   LongestGap longest_gap;
-  double realtime_factor = 0;  // p95(P) / D
+  double period_ratio_p95 = 0;  // p95(P) / D: above 1 for any jitter, not a speed (JSON also as the older cadence.realtime_factor)
+  // A consumer holding the margin's worth of audio runs dry when a chunk is out later than
+  // B + margin (or is dropped): steady when it never would have. nullopt: no schedule, or an
+  // older report.
+  std::optional<bool> steady;
+  std::int64_t dry_after_ns = 0;  // B + margin
+  std::uint64_t dry_chunks = 0;   // chunks out later than that
+  std::int64_t dry_worst_ns = 0;  // the most any was beyond it
+  std::uint64_t dry_first_seq = 0;
 };
 
 struct Throughput {
+  // speed_factor: media time / wall time, the real-time factor (JSON also as realtime_factor)
   double wall_seconds = 0, media_seconds = 0, speed_factor = 0, chunks_per_second = 0;
 };
 
@@ -190,6 +233,7 @@ struct Series {
   std::array<std::vector<std::int32_t>, kStageCount> stage_ns;  // per Stage
   std::array<std::vector<std::int32_t>, 5> part_ns;             // launch, h2d, kernel, d2h, sync
   std::vector<std::int32_t> flags;                              // kSeriesShort | kSeriesWarmup | kSeriesMiss
+  std::vector<std::int32_t> source_wake_ns;  // woke - sched, part of source_ns (zeros in older reports)
   std::size_t size() const noexcept { return latency_ns.size(); }
   bool empty() const noexcept { return latency_ns.empty(); }
 };
@@ -218,6 +262,42 @@ struct DeviceSection {
   std::vector<std::uint64_t> underrun_seqs;
 };
 
+/// One side of the platform baseline (rt/platform_probe.hpp).
+struct BaselineSummary {
+  std::int64_t period_ns = 0, duration_ns = 0;
+  HistSummary wake;     // timer wake-up lateness at the period
+  HistSummary handoff;  // thread hand-off round trip through the engine's kind of queue
+};
+
+/// What one engine thread used over the run (getrusage per thread).
+struct ThreadRecord {
+  std::string thread;  // source, processor, sink
+  int tid = 0;
+  std::int64_t voluntary = 0, involuntary = 0;  // context switches: waited, preempted
+  std::int64_t cpu_ns = 0;
+};
+
+/// The machine's load (/proc/loadavg) at one moment.
+struct MachineLoad {
+  double load1 = 0;
+  int runnable = 0;
+  int cpus_online = 0;
+};
+
+/// The platform around a run: the baseline before and after it, per-thread context
+/// switches, and the machine's load and steal.
+struct PlatformSection {
+  std::optional<BaselineSummary> before, after;
+  std::vector<ThreadRecord> threads;
+  std::optional<MachineLoad> load_before, load_after;
+  std::optional<double> busy_share, steal_share;  // of all CPUs' time over the run, [0, 1]
+  /// The baseline's wake-up p99 (the larger of before and after), or nullopt.
+  std::optional<std::int64_t> wake_p99() const noexcept;
+  /// The baseline's hand-off round trip p99 (the larger of before and after), or nullopt.
+  std::optional<std::int64_t> handoff_p99() const noexcept;
+  bool has_baseline() const noexcept { return before.has_value() || after.has_value(); }
+};
+
 /// One diagnosis finding: a rule that fired, its numbers, how sure it is, and the smallest
 /// next experiment.
 struct Finding {
@@ -242,6 +322,9 @@ struct RunReport {
   std::array<HistSummary, kStageCount> stages;                       // per Stage
   std::array<std::optional<HistSummary>, kPartCount> process_parts;  // present only when recorded
   HistSummary latency, engine_overhead, warmup;
+  // the source stage split: its wake-up lateness (woke - sched) and its read (ready - woke);
+  // paced runs (older reports lack them)
+  std::optional<HistSummary> source_wake, source_read;
   double dispatches_per_chunk = 0, launches_per_chunk = 0;
   std::optional<Headroom> headroom;  // paced runs with counted chunks
   Verdict verdict;
@@ -252,6 +335,7 @@ struct RunReport {
   Checksums checksums;
   Series series;
   std::optional<DeviceSection> device;  // monitor runs
+  std::optional<PlatformSection> platform;  // paced runs (older reports lack it)
   std::vector<Finding> diagnosis;
 
   bool complete() const noexcept { return state == RunState::complete; }

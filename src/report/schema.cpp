@@ -28,6 +28,12 @@ constexpr const char* kStageKeys[kStageCount] = {"source", "queue_in", "process"
 constexpr const char* kPartKeys[kPartCount] = {"launch", "h2d", "kernel", "d2h", "sync", "calibration"};
 constexpr const char* kSeriesPartKeys[5] = {"launch", "h2d", "kernel", "d2h", "sync"};
 
+json owner_counts(const std::array<std::uint64_t, kOwnerCount>& a) {
+  json j;
+  for (int i = 0; i < kOwnerCount; ++i) j[owner_key(static_cast<Owner>(i))] = a[static_cast<std::size_t>(i)];
+  return j;
+}
+
 }  // namespace
 
 // ================================================================ writing
@@ -113,6 +119,12 @@ json workload_json(const ReportWorkload& w, bool common_only) {
   wl["media_seconds"] = w.media_seconds;
   wl["input"] = input_json(w.input);
   if (!common_only) {
+    if (w.run_mode)
+      wl["run_mode"] = {{"wait", w.run_mode->wait},
+                        {"rt", w.run_mode->rt},
+                        {"rt_priority", w.run_mode->rt_priority},
+                        {"cpus", w.run_mode->cpus},
+                        {"inline", w.run_mode->inline_process}};
     if (w.signature) wl["signature"] = to_json(*w.signature);
     if (!w.variant.empty()) {
       wl["variant"] = w.variant;
@@ -149,6 +161,7 @@ std::vector<std::pair<std::string, SeriesColumn>> series_columns(const Series& s
   for (int k = 0; k < 5; ++k)
     cols.emplace_back(std::string(kSeriesPartKeys[k]) + "_ns", &s.part_ns[static_cast<std::size_t>(k)]);
   cols.emplace_back("flags", &s.flags);
+  cols.emplace_back("source_wake_ns", &s.source_wake_ns);
   return cols;
 }
 
@@ -189,6 +202,33 @@ json device_json(const DeviceSection& d) {
           {"underrun_seqs", d.underrun_seqs}};
 }
 
+json baseline_json(const BaselineSummary& b) {
+  return {{"period_ns", b.period_ns}, {"duration_ns", b.duration_ns}, {"wake", to_json(b.wake)}, {"handoff", to_json(b.handoff)}};
+}
+
+json load_json(const MachineLoad& l) {
+  return {{"load1", l.load1}, {"runnable", l.runnable}, {"cpus_online", l.cpus_online}};
+}
+
+json platform_json(const PlatformSection& p) {
+  json j = json::object();
+  if (p.before) j["baseline_before"] = baseline_json(*p.before);
+  if (p.after) j["baseline_after"] = baseline_json(*p.after);
+  json th = json::array();
+  for (const auto& t : p.threads)
+    th.push_back({{"thread", t.thread},
+                  {"tid", t.tid},
+                  {"voluntary_switches", t.voluntary},
+                  {"involuntary_switches", t.involuntary},
+                  {"cpu_ns", t.cpu_ns}});
+  j["threads"] = th;
+  if (p.load_before) j["load_before"] = load_json(*p.load_before);
+  if (p.load_after) j["load_after"] = load_json(*p.load_after);
+  if (p.busy_share) j["busy_share"] = *p.busy_share;
+  if (p.steal_share) j["steal_share"] = *p.steal_share;
+  return j;
+}
+
 }  // namespace
 
 namespace {
@@ -227,10 +267,34 @@ json run_head(const RunReport& r) {
   for (int i = 0; i < kStageCount; ++i) blame[kStageKeys[i]] = c.miss_blame[static_cast<std::size_t>(i)];
   counts["miss_blame"] = blame;
   json ml = json::array();
-  for (const auto& m : c.miss_list)
-    ml.push_back({{"seq", m.seq}, {"latency_ns", m.latency_ns}, {"blame", kStageKeys[static_cast<int>(m.blame)]},
-                  {"at_s", m.at_s}});
+  for (const auto& m : c.miss_list) {
+    json e = {{"seq", m.seq}, {"latency_ns", m.latency_ns}, {"blame", kStageKeys[static_cast<int>(m.blame)]}, {"at_s", m.at_s}};
+    if (m.owner) e["owner"] = owner_key(*m.owner);
+    if (m.cause) {
+      e["cause"] = cause_key(*m.cause);
+      e["cause_ns"] = m.cause_ns;
+    }
+    ml.push_back(std::move(e));
+  }
   counts["miss_list"] = ml;
+  if (c.miss_owner) counts["miss_owner"] = owner_counts(*c.miss_owner);
+  if (c.stalls) {
+    counts["stalls"] = *c.stalls;
+    counts["stall_owner"] = owner_counts(c.stall_owner);
+    json sl = json::array();
+    for (const auto& e : c.stall_list)
+      sl.push_back({{"first_seq", e.first_seq},
+                    {"last_seq", e.last_seq},
+                    {"chunks", e.chunks},
+                    {"start_s", e.start_s},
+                    {"length_ns", e.length_ns},
+                    {"worst_over_ns", e.worst_over_ns},
+                    {"owner", owner_key(e.owner)},
+                    {"cause", cause_key(e.cause)},
+                    {"cause_ns", e.cause_ns}});
+    counts["stall_list"] = sl;
+    counts["stall_list_truncated"] = c.stall_list_truncated;
+  }
   j["counts"] = counts;
 
   json stages;
@@ -240,6 +304,8 @@ json run_head(const RunReport& r) {
   for (int i = 0; i < kPartCount; ++i)
     if (r.process_parts[static_cast<std::size_t>(i)]) parts[kPartKeys[i]] = to_json(*r.process_parts[static_cast<std::size_t>(i)]);
   j["process_parts"] = parts;
+  if (r.source_wake && r.source_read)
+    j["source_parts"] = {{"wake", to_json(*r.source_wake)}, {"read", to_json(*r.source_read)}};
   j["latency"] = to_json(r.latency);
   j["engine_overhead"] = to_json(r.engine_overhead);
   j["dispatches_per_chunk"] = r.dispatches_per_chunk;
@@ -249,6 +315,7 @@ json run_head(const RunReport& r) {
   json v;
   v["realtime_safe"] = r.verdict.realtime_safe ? json(*r.verdict.realtime_safe) : json(nullptr);
   if (r.verdict.blame) v["blame"] = kStageKeys[static_cast<int>(*r.verdict.blame)];
+  if (r.verdict.owner) v["owner"] = owner_key(*r.verdict.owner);
   v["text"] = r.verdict.text;
   j["verdict"] = v;
 
@@ -257,10 +324,19 @@ json run_head(const RunReport& r) {
                   {"jitter_p95_ns", cd.jitter_p95_ns ? json(*cd.jitter_p95_ns) : json(nullptr)},
                   {"drift_ppm", cd.drift_ppm ? json(*cd.drift_ppm) : json(nullptr)},
                   {"longest_gap", {{"ns", cd.longest_gap.ns}, {"seq", cd.longest_gap.seq}, {"at_s", cd.longest_gap.at_s}}},
-                  {"realtime_factor", cd.realtime_factor}};
+                  {"period_ratio_p95", cd.period_ratio_p95},
+                  {"realtime_factor", cd.period_ratio_p95}};  // the older name of period_ratio_p95
+  if (cd.steady) {
+    j["cadence"]["steady"] = *cd.steady;
+    j["cadence"]["dry_after_ns"] = cd.dry_after_ns;
+    j["cadence"]["dry_chunks"] = cd.dry_chunks;
+    j["cadence"]["dry_worst_ns"] = cd.dry_worst_ns;
+    j["cadence"]["dry_first_seq"] = cd.dry_first_seq;
+  }
   j["throughput"] = {{"wall_seconds", r.throughput.wall_seconds},
                      {"media_seconds", r.throughput.media_seconds},
                      {"speed_factor", r.throughput.speed_factor},
+                     {"realtime_factor", r.throughput.speed_factor},
                      {"chunks_per_second", r.throughput.chunks_per_second}};
   j["queues"] = {{"depth", r.queues.depth},
                  {"in_high_water", r.queues.in_high_water},
@@ -279,6 +355,7 @@ json run_head(const RunReport& r) {
                     {"input", r.checksums.input},
                     {"output", r.checksums.output}};
   if (r.device) j["device"] = device_json(*r.device);
+  if (r.platform) j["platform"] = platform_json(*r.platform);
   j["diagnosis"] = to_json(r.diagnosis);
   return j;
 }
@@ -667,6 +744,81 @@ HistSummary read_hist(const Node& n) {
 
 HistSummary req_hist(const Node& parent, const char* key) { return read_hist(parent.obj(key)); }
 
+Owner read_owner(const Node& n) {
+  const std::string s = n.string();
+  for (int i = 0; i < kOwnerCount; ++i)
+    if (s == owner_key(static_cast<Owner>(i))) return static_cast<Owner>(i);
+  n.fail(fmt::format("'{}' is not an owner (chain, platform, io, consumer)", s));
+}
+
+Cause read_cause(const Node& n) {
+  const std::string s = n.string();
+  for (int i = 0; i < kCauseCount; ++i)
+    if (s == cause_key(static_cast<Cause>(i))) return static_cast<Cause>(i);
+  n.fail(fmt::format("'{}' is not a cause of latency (source_wake, source_read, processor_busy, handoff_in, process, "
+                     "process_descheduled, sink_busy, handoff_out, sink_write)",
+                     s));
+}
+
+std::array<std::uint64_t, kOwnerCount> read_owner_counts(const Node& n) {
+  std::array<std::uint64_t, kOwnerCount> a{};
+  for (int i = 0; i < kOwnerCount; ++i) a[static_cast<std::size_t>(i)] = n.u64(owner_key(static_cast<Owner>(i)), 0);
+  return a;
+}
+
+// a duration: an integer, not below 0
+std::int64_t read_ns(const Node& parent, const char* key) {
+  const std::int64_t v = parent.req_i64(key);
+  if (v < 0) parent.at(key).fail(fmt::format("{} ns is not a time (below 0)", v));
+  return v;
+}
+
+BaselineSummary read_baseline(const Node& n) {
+  BaselineSummary b;
+  b.period_ns = read_ns(n, "period_ns");
+  b.duration_ns = read_ns(n, "duration_ns");
+  b.wake = req_hist(n, "wake");
+  b.handoff = req_hist(n, "handoff");
+  return b;
+}
+
+MachineLoad read_load(const Node& n) {
+  MachineLoad l;
+  l.load1 = n.num("load1", 0);
+  l.runnable = n.i32("runnable", 0);
+  l.cpus_online = n.i32("cpus_online", 0);
+  return l;
+}
+
+double read_share(const Node& parent, const char* key) {
+  const double v = parent.at(key).number();
+  if (v < 0 || v > 1) parent.at(key).fail(fmt::format("{} is not a share (0 to 1)", v));
+  return v;
+}
+
+PlatformSection read_platform(const Node& n) {
+  PlatformSection p;
+  if (auto b = n.opt_obj("baseline_before")) p.before = read_baseline(*b);
+  if (auto b = n.opt_obj("baseline_after")) p.after = read_baseline(*b);
+  if (auto th = n.arr("threads"))
+    for (std::size_t i = 0; i < th->size(); ++i) {
+      const Node t = th->elem(i);
+      if (!t.raw().is_object()) t.fail(fmt::format("expected an object, found {}", t.raw().type_name()));
+      ThreadRecord r;
+      r.thread = t.req_str("thread");
+      r.tid = t.i32("tid", 0);
+      r.voluntary = static_cast<std::int64_t>(t.u64("voluntary_switches", 0));
+      r.involuntary = static_cast<std::int64_t>(t.u64("involuntary_switches", 0));
+      r.cpu_ns = t.has("cpu_ns") ? read_ns(t, "cpu_ns") : 0;
+      p.threads.push_back(r);
+    }
+  if (auto l = n.opt_obj("load_before")) p.load_before = read_load(*l);
+  if (auto l = n.opt_obj("load_after")) p.load_after = read_load(*l);
+  if (n.has("busy_share")) p.busy_share = read_share(n, "busy_share");
+  if (n.has("steal_share")) p.steal_share = read_share(n, "steal_share");
+  return p;
+}
+
 Stage read_stage(const Node& n) {
   const std::string s = n.string();
   for (int i = 0; i < kStageCount; ++i)
@@ -803,6 +955,17 @@ ReportWorkload read_workload(const Node& n, bool run) {
     s.short_chunk = sg->str("short_chunk", "eager");
     w.signature = s;
   }
+  if (auto rm = n.opt_obj("run_mode")) {
+    RunMode m;
+    m.wait = rm->str("wait", "block");
+    if (m.wait != "block" && m.wait != "spin" && m.wait != "hybrid")
+      rm->at("wait").fail(fmt::format("'{}' is not block, spin or hybrid", m.wait));
+    m.rt = rm->flag("rt", false);
+    m.rt_priority = rm->i32("rt_priority", 0);
+    m.cpus = rm->str("cpus", "");
+    m.inline_process = rm->flag("inline", false);
+    w.run_mode = m;
+  }
   w.variant = n.str("variant", "");
   w.rounds = n.i32("rounds", 0);
   return w;
@@ -873,6 +1036,7 @@ Series read_series(const Node& n) {
   for (int k = 0; k < kStageCount; ++k) s.stage_ns[static_cast<std::size_t>(k)] = column32(std::string(kStageKeys[k]) + "_ns");
   for (int k = 0; k < 5; ++k) s.part_ns[static_cast<std::size_t>(k)] = column32(std::string(kSeriesPartKeys[k]) + "_ns");
   s.flags = column32("flags");
+  s.source_wake_ns = column32("source_wake_ns");
   return s;
 }
 
@@ -981,14 +1145,47 @@ RunReport read_run(const Node& n) {
       mr.latency_ns = e.i64("latency_ns", 0);
       mr.blame = e.has("blame") ? read_stage(e.at("blame")) : Stage::process;
       mr.at_s = e.num("at_s", 0);
+      if (e.has("owner")) mr.owner = read_owner(e.at("owner"));
+      if (e.has("cause")) {
+        mr.cause = read_cause(e.at("cause"));
+        mr.cause_ns = e.has("cause_ns") ? read_ns(e, "cause_ns") : 0;
+      }
       k.miss_list.push_back(mr);
     }
+  if (auto mo = c.opt_obj("miss_owner")) k.miss_owner = read_owner_counts(*mo);
+  if (c.has("stalls")) {
+    k.stalls = c.u64("stalls", 0);
+    if (auto so = c.opt_obj("stall_owner")) k.stall_owner = read_owner_counts(*so);
+    if (auto sl = c.arr("stall_list"))
+      for (std::size_t i = 0; i < sl->size(); ++i) {
+        const Node e = sl->elem(i);
+        if (!e.raw().is_object()) e.fail(fmt::format("expected an object, found {}", e.raw().type_name()));
+        StallRecord sr;
+        sr.first_seq = e.req_u64("first_seq");
+        sr.last_seq = e.req_u64("last_seq");
+        sr.chunks = e.req_u64("chunks");
+        sr.start_s = e.num("start_s", 0);
+        sr.length_ns = read_ns(e, "length_ns");
+        sr.worst_over_ns = read_ns(e, "worst_over_ns");
+        e.need("owner");
+        sr.owner = read_owner(e.at("owner"));
+        e.need("cause");
+        sr.cause = read_cause(e.at("cause"));
+        sr.cause_ns = read_ns(e, "cause_ns");
+        k.stall_list.push_back(sr);
+      }
+    k.stall_list_truncated = c.flag("stall_list_truncated", false);
+  }
 
   const Node st = n.obj("stages");
   for (int i = 0; i < kStageCount; ++i) r.stages[static_cast<std::size_t>(i)] = req_hist(st, kStageKeys[i]);
   if (auto pp = n.opt_obj("process_parts"))
     for (int i = 0; i < kPartCount; ++i)
       if (pp->has(kPartKeys[i])) r.process_parts[static_cast<std::size_t>(i)] = req_hist(*pp, kPartKeys[i]);
+  if (auto sp = n.opt_obj("source_parts")) {
+    r.source_wake = req_hist(*sp, "wake");
+    r.source_read = req_hist(*sp, "read");
+  }
   r.latency = req_hist(n, "latency");
   r.engine_overhead = req_hist(n, "engine_overhead");
   r.warmup = req_hist(n, "warmup");
@@ -1000,6 +1197,7 @@ RunReport read_run(const Node& n) {
   v.need("realtime_safe");  // null without a deadline verdict
   if (v.has("realtime_safe")) r.verdict.realtime_safe = v.at("realtime_safe").boolean();
   if (v.has("blame")) r.verdict.blame = read_stage(v.at("blame"));
+  if (v.has("owner")) r.verdict.owner = read_owner(v.at("owner"));
   r.verdict.text = v.req_str("text");
 
   const Node cd = n.obj("cadence");
@@ -1009,7 +1207,15 @@ RunReport read_run(const Node& n) {
   if (cd.has("drift_ppm")) r.cadence.drift_ppm = cd.at("drift_ppm").number();
   const Node g = cd.obj("longest_gap");
   r.cadence.longest_gap = {g.req_i64("ns"), g.req_u64("seq"), g.req_f("at_s")};
-  r.cadence.realtime_factor = cd.req_f("realtime_factor");
+  // period_ratio_p95 was first written as realtime_factor
+  r.cadence.period_ratio_p95 = cd.has("period_ratio_p95") ? cd.num("period_ratio_p95", 0) : cd.req_f("realtime_factor");
+  if (cd.has("steady")) {
+    r.cadence.steady = cd.flag("steady", true);
+    r.cadence.dry_after_ns = read_ns(cd, "dry_after_ns");
+    r.cadence.dry_chunks = cd.req_u64("dry_chunks");
+    r.cadence.dry_worst_ns = read_ns(cd, "dry_worst_ns");
+    r.cadence.dry_first_seq = cd.u64("dry_first_seq", 0);
+  }
 
   const Node tp = n.obj("throughput");
   r.throughput = {tp.req_f("wall_seconds"), tp.req_f("media_seconds"), tp.req_f("speed_factor"),
@@ -1037,6 +1243,7 @@ RunReport read_run(const Node& n) {
   }
   if (auto se = n.opt_obj("series")) r.series = read_series(*se);
   if (auto d = n.opt_obj("device")) r.device = read_device(*d);
+  if (auto pl = n.opt_obj("platform")) r.platform = read_platform(*pl);
   if (auto dg = n.arr("diagnosis"))
     r.diagnosis = read_findings(*dg);
   else

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "src/report/build.hpp"
 #include "src/report/diagnosis.hpp"
 #include "src/report/format.hpp"
 
@@ -57,6 +58,95 @@ void header_timing(std::vector<std::string>& out, const RunReport& r) {
                             w.warmup_chunks, w.queue_depth, w.pool_chunks));
 }
 
+std::string hist_brief(const HistSummary& h) {
+  if (!h.has_data()) return "-";
+  return fmt::format("p50 {}, p99 {}, max {}", fmt_time(double(h.p50)), fmt_time(double(h.p99)), fmt_time(double(h.max)));
+}
+
+std::string share_of(std::int64_t v, std::int64_t of) {
+  if (of <= 0) return "-";
+  return fmt::format("{:.0f}%", 100.0 * double(v) / double(of));
+}
+
+void mode_line(std::vector<std::string>& out, const RunReport& r) {
+  if (!r.workload.run_mode) return;
+  const RunMode& m = *r.workload.run_mode;
+  out.push_back(fmt::format("mode       wait {}, {}, {}, {}", m.wait,
+                            m.rt ? fmt::format("SCHED_FIFO priority {} (memory locked)", m.rt_priority) : "default scheduling",
+                            m.cpus.empty() ? std::string("threads not pinned") : "threads pinned to CPUs " + m.cpus,
+                            m.inline_process ? (r.device ? "processing inside the device callback"
+                                                         : "processing on the source's thread")
+                                             : "processor on its own thread"));
+}
+
+void platform_lines(std::vector<std::string>& out, const RunReport& r) {
+  if (!r.platform) return;
+  const PlatformSection& p = *r.platform;
+  const std::int64_t margin = r.workload.margin_ns;
+  auto side = [&](const char* name, const std::optional<BaselineSummary>& b) {
+    if (!b) return;
+    out.push_back(fmt::format("{:<11}{} {:.2f} s at D: wake-up {} (p99 = {} of the margin); hand-off round trip {}",
+                              out.empty() || out.back().rfind("platform", 0) != 0 ? "platform" : "", name,
+                              double(b->duration_ns) / 1e9, hist_brief(b->wake),
+                              b->wake.has_data() ? share_of(b->wake.p99, margin) : std::string("-"), hist_brief(b->handoff)));
+  };
+  const std::size_t first = out.size();
+  side("baseline before", p.before);
+  side("baseline after", p.after);
+  std::string load;
+  if (p.load_before || p.load_after) {
+    const int cpus = p.load_after ? p.load_after->cpus_online : p.load_before->cpus_online;
+    load = fmt::format("load {} -> {} on {} CPU(s)", p.load_before ? fmt::format("{:.2f}", p.load_before->load1) : "?",
+                       p.load_after ? fmt::format("{:.2f}", p.load_after->load1) : "?", cpus);
+  }
+  if (p.busy_share) load += fmt::format("{}machine busy {:.0f}%", load.empty() ? "" : ", ", *p.busy_share * 100);
+  if (p.steal_share) load += fmt::format(", steal {:.1f}%", *p.steal_share * 100);
+  if (!load.empty()) out.push_back(fmt::format("{:<11}{}", out.size() == first ? "platform" : "", load));
+  if (!p.threads.empty()) {
+    std::string t;
+    for (const auto& th : p.threads)
+      t += fmt::format("{}{} {} / {} (cpu {})", t.empty() ? "" : "; ", th.thread, th.voluntary, th.involuntary,
+                       fmt_time(double(th.cpu_ns)));
+    out.push_back(fmt::format("{:<11}context switches voluntary / involuntary: {}", out.size() == first ? "platform" : "", t));
+  }
+}
+
+std::string cadence_steady_line(const RunReport& r) {
+  const Cadence& c = r.cadence;
+  if (!c.steady) return "";
+  const std::int64_t margin = c.dry_after_ns - r.timing.budget_ns;
+  if (*c.steady)
+    return fmt::format("           steady: a consumer holding the margin's {} of audio would never have run dry (every chunk "
+                       "out within B + margin = {})",
+                       fmt_time(double(margin)), fmt_time(double(c.dry_after_ns)));
+  std::string s = fmt::format("           not steady: a consumer holding the margin's {} of audio would have run dry", fmt_time(double(margin)));
+  if (c.dry_chunks > 0)
+    s += fmt::format(" on {} chunk(s) out later than B + margin = {} (first chunk {}, worst {} beyond)", c.dry_chunks,
+                     fmt_time(double(c.dry_after_ns)), c.dry_first_seq, fmt_time(double(c.dry_worst_ns)));
+  if (r.counts.drops > 0) s += fmt::format("{} {} dropped chunk(s)", c.dry_chunks > 0 ? " and on" : " on", r.counts.drops);
+  return s;
+}
+
+void stall_lines(std::vector<std::string>& out, const RunReport& r) {
+  const Counts& k = r.counts;
+  if (!k.stalls || *k.stalls == 0) return;
+  std::string owners;
+  for (int i = 0; i < kOwnerCount; ++i)
+    if (k.stall_owner[static_cast<std::size_t>(i)] > 0)
+      owners += fmt::format("{}{} {}", owners.empty() ? "" : ", ", owner_key(static_cast<Owner>(i)),
+                            k.stall_owner[static_cast<std::size_t>(i)]);
+  out.push_back(fmt::format("stalls     {} event(s) made the {} miss(es): {}", *k.stalls, k.misses, owners));
+  const std::size_t show = std::min<std::size_t>(k.stall_list.size(), 5);
+  for (std::size_t i = 0; i < show; ++i) {
+    const StallRecord& e = k.stall_list[i];
+    out.push_back(fmt::format("           chunks {}-{} ({} missed) at {:.3f} s, {} past the deadline, worst {} over B: {}: {}",
+                              e.first_seq, e.last_seq, e.chunks, e.start_s, fmt_time(double(e.length_ns)),
+                              fmt_time(double(e.worst_over_ns)), owner_key(e.owner), describe_cause(e.cause, e.cause_ns)));
+  }
+  if (k.stall_list.size() > show || k.stall_list_truncated)
+    out.push_back(fmt::format("           ... {} more in the JSON report", *k.stalls - show));
+}
+
 }  // namespace
 
 bool budget_broken(const RunReport& r) {
@@ -75,12 +165,14 @@ void print_report(std::ostream& os, const RunReport& r) {
   line(fmt::format("           chain '{}': {} dispatch(es) per chunk, {} sections, on {} ({}), {}", w.chain,
                    w.dispatches_per_chunk_planned, w.sections_per_sample, w.backend, w.mode, dtype_name(w.dtype)));
   header_timing(out, r);
+  mode_line(out, r);
   line(fmt::format("environment {}, {} logical CPUs, {}, {} {}", e.cpu, e.logical_cpus, e.os, e.compiler, e.build));
   if (r.environment.gpu)
     line(fmt::format("gpu        {} (compute {}), {}", r.environment.gpu->name, r.environment.gpu->compute_capability,
                      r.environment.gpu->driver));
   line(fmt::format("method     log-linear histograms (relative error <= {:.3f}%, exact min/max), {}, latency from {}",
                    r.method.relative_error * 100, r.method.clock, r.method.latency_from));
+  platform_lines(out, r);
   if (!r.complete())
     line(fmt::format("RUN {}: {}", r.state == RunState::interrupted ? "INTERRUPTED" : "INCOMPLETE",
                      r.reason.empty() ? "-" : r.reason));
@@ -88,7 +180,13 @@ void print_report(std::ostream& os, const RunReport& r) {
   std::string head = fmt::format("{:<12}", "stage");
   for (int p = 0; p < kPctCount; ++p) head += fmt::format(" {:>10}", pct_label(static_cast<Pct>(p)));
   line(head + fmt::format(" {:>10} {:>10}", "max", "mean"));
-  for (int s = 0; s < kStageCount; ++s) line(hist_row(stage_key(static_cast<Stage>(s)), r.stages[static_cast<std::size_t>(s)]));
+  for (int s = 0; s < kStageCount; ++s) {
+    line(hist_row(stage_key(static_cast<Stage>(s)), r.stages[static_cast<std::size_t>(s)]));
+    if (s == static_cast<int>(Stage::source) && r.source_wake && r.source_read) {
+      line(hist_row("  wake", *r.source_wake));
+      line(hist_row("  read", *r.source_read));
+    }
+  }
   for (int p = 0; p < kPartCount; ++p)
     if (r.process_parts[static_cast<std::size_t>(p)])
       line(hist_row(std::string("  ") + part_key(static_cast<Part>(p)), *r.process_parts[static_cast<std::size_t>(p)]));
@@ -104,18 +202,27 @@ void print_report(std::ostream& os, const RunReport& r) {
   if (!c.period.has_data())
     line("cadence    - (fewer than two counted chunks)");
   else
-    line(fmt::format("cadence    jitter p95 {}, drift {}, longest gap {} (chunk {} at {:.3f} s), real-time factor {:.3f}",
+    line(fmt::format("cadence    jitter p95 {}, drift {}, longest gap {} (chunk {} at {:.3f} s), period p95 / D {:.3f}",
                      c.jitter_p95_ns ? fmt_time(double(*c.jitter_p95_ns)) : std::string("- (no schedule)"),
                      c.drift_ppm ? fmt::format("{:+.1f} ppm", *c.drift_ppm) : std::string("- (no schedule)"),
-                     fmt_time(double(c.longest_gap.ns)), c.longest_gap.seq, c.longest_gap.at_s, c.realtime_factor));
+                     fmt_time(double(c.longest_gap.ns)), c.longest_gap.seq, c.longest_gap.at_s, c.period_ratio_p95));
+  if (const std::string st = cadence_steady_line(r); !st.empty()) line(st);
   const Counts& k = r.counts;
   std::string blame;
   for (int i = 0; i < kStageCount; ++i)
     if (k.miss_blame[static_cast<std::size_t>(i)] > 0)
       blame += fmt::format("{}{} {}", blame.empty() ? "" : ", ", stage_key(static_cast<Stage>(i)),
                            k.miss_blame[static_cast<std::size_t>(i)]);
-  line(fmt::format("misses     {} of {} counted chunks ({:.2f}%){}", k.misses, k.counted,
-                   k.counted ? 100.0 * double(k.misses) / double(k.counted) : 0.0, blame.empty() ? "" : ", blamed on " + blame));
+  std::string owners;
+  if (k.miss_owner)
+    for (int i = 0; i < kOwnerCount; ++i)
+      if ((*k.miss_owner)[static_cast<std::size_t>(i)] > 0)
+        owners += fmt::format("{}{} {}", owners.empty() ? "" : ", ", owner_key(static_cast<Owner>(i)),
+                              (*k.miss_owner)[static_cast<std::size_t>(i)]);
+  line(fmt::format("misses     {} of {} counted chunks ({:.2f}%){}{}", k.misses, k.counted,
+                   k.counted ? 100.0 * double(k.misses) / double(k.counted) : 0.0, blame.empty() ? "" : ", blamed on " + blame,
+                   owners.empty() ? "" : "; owners " + owners));
+  stall_lines(out, r);
   std::string seqs;
   for (std::size_t i = 0; i < k.drop_seqs.size() && i < 10; ++i) seqs += fmt::format(" {}", k.drop_seqs[i]);
   line(fmt::format("drops      {} (pool empty {}, queue full {}){}", k.drops, k.drops_pool_empty, k.drops_queue_full,
@@ -123,7 +230,7 @@ void print_report(std::ostream& os, const RunReport& r) {
   line(fmt::format("chunks     {} produced, {} emitted, {} warm-up, {} short (passed through); queue high water in {} / out {}",
                    k.produced, k.emitted, k.warmup, k.short_chunks, r.queues.in_high_water, r.queues.out_high_water));
   const Throughput& tp = r.throughput;
-  line(fmt::format("throughput {:.3f} s of media in {:.3f} s wall ({:.2f}x), {:.0f} chunks/s, {:.2f} dispatches per chunk",
+  line(fmt::format("throughput {:.3f} s of media in {:.3f} s wall (real-time factor {:.2f}), {:.0f} chunks/s, {:.2f} dispatches per chunk",
                    tp.media_seconds, tp.wall_seconds, tp.speed_factor, tp.chunks_per_second, r.dispatches_per_chunk));
   if (w.backend == "cuda") {
     const BackendCounters& bc = r.backend_counters;

@@ -87,7 +87,7 @@ void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const
                   .dump());
   }
 
-  // Per chunk: five X slices and two C counters, keys in the order json objects keep them
+  // Per chunk: five X slices (and the source's wake and read inside its slice) and two C counters, keys in the order json objects keep them
   fmt::memory_buffer args, ev;
   for (const auto& r : records) {
     const std::int64_t b[kStageCount + 1] = {r.sched, r.ready, r.dequeue, r.proc_end, r.sink_start, r.emit};
@@ -106,6 +106,20 @@ void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const
       put_us(ev, b[i]);
       ev.push_back('}');
       put_event(std::string_view(ev.data(), ev.size()));
+      // the source's slice holds its wake-up (sched to woke) and its read (woke to ready)
+      if (i == 0 && r.woke > 0 && r.woke >= r.sched && r.woke <= r.ready) {
+        const std::pair<const char*, std::pair<std::int64_t, std::int64_t>> parts[2] = {{"wake", {r.sched, r.woke}},
+                                                                                       {"read", {r.woke, r.ready}}};
+        for (const auto& [name, span] : parts) {
+          ev.clear();
+          fmt::format_to(std::back_inserter(ev), R"({{"args":{{"seq":{}}},"cat":"source","dur":)", r.seq);
+          put_us(ev, span.second - span.first);
+          fmt::format_to(std::back_inserter(ev), R"(,"name":"{}","ph":"X","pid":{},"tid":{},"ts":)", name, pid, tracks[0].tid);
+          put_us(ev, span.first);
+          ev.push_back('}');
+          put_event(std::string_view(ev.data(), ev.size()));
+        }
+      }
     }
     const std::pair<const char*, std::pair<std::int64_t, std::int64_t>> counters[2] = {
         {"queue_in depth", {r.ready, r.q_in_depth}}, {"queue_out depth", {r.proc_end, r.q_out_depth}}};

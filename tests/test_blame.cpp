@@ -1,0 +1,226 @@
+// Blame that knows the platform: each part of a late chunk's latency has one owner, and
+// one hold-up that delays several chunks is one stall event.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "rt/run_stats.hpp"
+#include "src/report/build.hpp"
+#include "src/report/terminal.hpp"
+
+using namespace chunkscope;
+
+namespace {
+
+constexpr std::int64_t kD = 5'333'333;   // 256 frames at 48 kHz
+constexpr std::int64_t kB = kD - kD / 5;  // margin 20 %
+constexpr std::int64_t kT0 = 1'000'000'000;
+
+RunStatsConfig config() {
+  RunStatsConfig sc;
+  sc.chunk_ns = kD;
+  sc.budget_ns = kB;
+  sc.dry_after_ns = kD;
+  sc.warmup = 0;
+  sc.media_ns_per_frame = 1e9 / 48000;
+  sc.series_capacity = 4096;
+  return sc;
+}
+
+// A chunk on time: the source wakes 30 us late, reads for 10 us, the processor wakes after
+// 8 us, processes `proc` ns on the CPU, the sink writes for 2 us.
+ChunkRecord on_time(std::uint64_t k, std::int64_t proc = 5'000) {
+  ChunkRecord r{};
+  r.seq = k;
+  r.frames = 256;
+  r.media_frame = static_cast<std::int64_t>(k) * 256;
+  r.sched = kT0 + static_cast<std::int64_t>(k) * kD;
+  r.woke = r.sched + 30'000;
+  r.ready = r.woke + 10'000;
+  r.dequeue = r.ready + 8'000;
+  r.proc_start = r.dequeue;
+  r.proc_end = r.proc_start + proc;
+  r.proc_cpu_ns = static_cast<std::uint32_t>(proc);
+  r.sink_start = r.proc_end + 6'000;
+  r.emit = r.sink_start + 2'000;
+  return r;
+}
+
+std::int64_t part(const LatencySplit& s, Cause c) { return s.ns[static_cast<std::size_t>(c)]; }
+
+}  // namespace
+
+TEST_CASE("blame: a chunk's latency splits into parts that add up to it, each with one owner") {
+  ChunkRecord prev = on_time(0);
+  ChunkRecord r = on_time(1);
+  // the processor was still busy with the previous chunk for 100 us after this one was ready
+  prev.proc_end = r.ready + 100'000;
+  r.dequeue = prev.proc_end + 8'000;
+  r.proc_start = r.dequeue;
+  r.proc_end = r.proc_start + 50'000;
+  r.proc_cpu_ns = 20'000;  // 30 us of its 50 us the thread was off the CPU
+  r.sink_start = r.proc_end + 6'000;
+  r.emit = r.sink_start + 2'000;
+  const LatencySplit s = split_latency(r, prev.proc_end, prev.emit, 0.0);
+  CHECK(part(s, Cause::source_wake) == 30'000);
+  CHECK(part(s, Cause::source_read) == 10'000);
+  CHECK(part(s, Cause::processor_busy) == 100'000);
+  CHECK(part(s, Cause::handoff_in) == 8'000);
+  CHECK(part(s, Cause::process) == 20'000);
+  CHECK(part(s, Cause::process_descheduled) == 30'000);
+  CHECK(part(s, Cause::handoff_out) == 6'000);
+  CHECK(part(s, Cause::sink_write) == 2'000);
+  std::int64_t sum = 0;
+  for (auto v : s.ns) sum += v;
+  CHECK(sum == r.emit - r.sched);
+  std::int64_t owners = 0;
+  for (auto v : s.owner_ns) owners += v;
+  CHECK(owners == sum);
+  CHECK(s.owner_ns[static_cast<std::size_t>(Owner::chain)] == 120'000);
+  CHECK(s.owner_ns[static_cast<std::size_t>(Owner::platform)] == 30'000 + 8'000 + 30'000 + 6'000);
+  CHECK(s.largest == Cause::processor_busy);
+  CHECK(s.off_share == doctest::Approx(0.6));
+  // the wait behind a chunk that was itself descheduled is the platform's share of it
+  const LatencySplit t = split_latency(r, prev.proc_end, prev.emit, 0.5);
+  CHECK(part(t, Cause::processor_busy) == 50'000);
+  CHECK(part(t, Cause::process_descheduled) == 30'000 + 50'000);
+  // spin and sleep steps and GPU sync are the chain's designed waits, not descheduling
+  ChunkRecord sp = r;
+  sp.calib_ns = 30'000;
+  CHECK(part(split_latency(sp, 0, 0, 0), Cause::process_descheduled) == 0);
+}
+
+TEST_CASE("blame: processing longer than the budget is the chain's in every chunk, whatever else was late") {
+  RunStats st;
+  st.prepare(config());
+  for (std::uint64_t k = 0; k < 50; ++k) {
+    // a spin longer than D: each chunk's processing alone breaks the budget; the source
+    // also woke late in some of them
+    ChunkRecord r = on_time(k, kD + 200'000);
+    r.calib_ns = kD + 200'000;
+    r.proc_cpu_ns = static_cast<std::uint32_t>(kD / 2);  // preempted half of the time: a spin still counts
+    if (k % 3 == 0) {
+      r.woke = r.sched + 2 * kD;
+      r.ready = r.woke + 10'000;
+      r.dequeue = r.ready + 8'000;
+      r.proc_start = r.dequeue;
+      r.proc_end = r.proc_start + kD + 200'000;
+      r.sink_start = r.proc_end + 6'000;
+      r.emit = r.sink_start + 2'000;
+    }
+    st.add(r);
+  }
+  CHECK(st.misses == 50);
+  CHECK(st.miss_owner[static_cast<std::size_t>(Owner::chain)] == 50);
+  for (const auto& m : st.miss_list) CHECK(m.owner == Owner::chain);
+}
+
+TEST_CASE("blame: one stall of the whole process is one platform event, however many chunks it held up") {
+  RunStats st;
+  st.prepare(config());
+  std::uint64_t k = 0;
+  for (; k < 100; ++k) st.add(*std::make_unique<ChunkRecord>(on_time(k)));
+  // an 8.1 ms stall: the source wakes for chunk 100 late, then catches up with chunks
+  // 100..102 back to back; all three are emitted within microseconds of each other
+  const std::int64_t resume = on_time(100).sched + 8'100'000 + kD;
+  for (; k < 103; ++k) {
+    ChunkRecord r = on_time(k);
+    r.woke = resume + static_cast<std::int64_t>(k - 100) * 2'000;
+    r.ready = r.woke + 10'000;
+    r.dequeue = r.ready + 8'000;
+    r.proc_start = r.dequeue;
+    r.proc_end = r.proc_start + 5'000;
+    r.sink_start = r.proc_end + 6'000;
+    r.emit = r.sink_start + 2'000;
+    st.add(r);
+  }
+  for (; k < 200; ++k) st.add(*std::make_unique<ChunkRecord>(on_time(k)));
+  REQUIRE(st.misses >= 2);
+  CHECK(st.stalls == 1);
+  REQUIRE(st.stall_list.size() == 1);
+  const StallEvent& e = st.stall_list.front();
+  CHECK(e.first_seq == 100);
+  CHECK(e.chunks == st.misses);
+  CHECK(e.owner == Owner::platform);
+  CHECK(e.cause == Cause::source_wake);
+  CHECK(e.cause_ns > 8'000'000);
+  CHECK(st.stall_owner[static_cast<std::size_t>(Owner::platform)] == 1);
+  CHECK(st.miss_owner[static_cast<std::size_t>(Owner::platform)] == st.misses);
+
+  // the report: one event, the platform's, and the headline says so with its numbers
+  Workload w;
+  w.command = "synth";
+  w.rate = 48000;
+  w.channels = 2;
+  w.chunk_frames = 256;
+  w.margin_text = "20%";
+  w.margin_ns = kD / 5;
+  EngineResult er;
+  er.produced = 200;
+  er.start_ns = kT0;
+  er.end_ns = kT0 + 200 * kD;
+  const RunReport r = build_run_report(w, Plan{}, Environment{}, st, er, {});
+  REQUIRE(r.verdict.owner.has_value());
+  CHECK(*r.verdict.owner == Owner::platform);
+  CHECK(r.verdict.text.find("1 stall event(s)") != std::string::npos);
+  CAPTURE(r.verdict.text);
+  CHECK(r.verdict.text.find("this machine's scheduling does not keep this budget (the source woke up 13.") !=
+        std::string::npos);
+  CHECK(r.counts.events() == 1);
+  std::ostringstream os;
+  print_report(os, r);
+  CHECK(os.str().find("stalls     1 event(s)") != std::string::npos);
+}
+
+TEST_CASE("blame: misses that do not overlap are separate events; a sink busy with earlier chunks is the consumer's") {
+  RunStats st;
+  st.prepare(config());
+  for (std::uint64_t k = 0; k < 60; ++k) {
+    ChunkRecord r = on_time(k);
+    if (k == 20 || k == 40) {  // the sink's write of the chunk before took 6 ms
+      r.sink_start = r.proc_end + 6'000'000;
+      r.emit = r.sink_start + 2'000;
+    }
+    st.add(r);
+  }
+  CHECK(st.misses == 2);
+  CHECK(st.stalls == 2);
+  CHECK(st.stall_owner[static_cast<std::size_t>(Owner::platform)] == 2);  // a late hand-off to the sink
+  RunStats io;
+  io.prepare(config());
+  ChunkRecord prev{};
+  for (std::uint64_t k = 0; k < 60; ++k) {
+    ChunkRecord r = on_time(k);
+    if (k == 20) {  // this chunk's own write took 6 ms
+      r.emit = r.sink_start + 6'000'000;
+    }
+    if (k == 21) {  // and the next waited for it
+      r.sink_start = prev.emit + 3'000;
+      r.emit = r.sink_start + 2'000;
+    }
+    io.add(r);
+    prev = r;
+  }
+  CHECK(io.miss_list.size() >= 1);
+  CHECK(io.miss_list[0].owner == Owner::io);
+  CHECK(io.miss_list[0].cause == Cause::sink_write);
+  if (io.miss_list.size() > 1) {
+    CHECK(io.miss_list[1].cause == Cause::sink_busy);
+    CHECK(io.stalls == 1);  // chunk 21 was scheduled before chunk 20 was out: the same hold-up
+  }
+}
+
+TEST_CASE("cadence: a consumer holding the margin runs dry exactly when L > B + margin") {
+  RunStats st;
+  st.prepare(config());
+  for (std::uint64_t k = 0; k < 30; ++k) {
+    ChunkRecord r = on_time(k);
+    const std::int64_t L = k == 10 ? kB + 1 : k == 20 ? kD + 1 : k == 25 ? kD : 0;  // a miss within the margin, one beyond, one at it
+    if (L > 0) r.emit = r.sched + L;
+    st.add(r);
+  }
+  CHECK(st.misses == 3);
+  CHECK(st.dry_chunks == 1);
+  CHECK(st.dry_first_seq == 20);
+  CHECK(st.dry_worst_ns == 1);
+}
