@@ -11,7 +11,7 @@ CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CS        := $(BUILD)/chunkscope
 
-.PHONY: all deps configure build demo test test-asan test-tsan bench bench-memory clean
+.PHONY: all deps configure build demo test test-asan test-tsan bench bench-memory bench-modes clean
 
 all: build
 
@@ -57,6 +57,13 @@ bench: build
 MEM_DURATION ?= 600s
 bench-memory: build
 	@bash scripts/bench_report_memory.sh $(CS) $(MEM_DURATION)
+
+# Engine overhead of the default run mode and of --inline --wait spin against the platform
+# baseline's wake-up, MODES_RUNS alternating runs of MODES_DURATION each.
+MODES_RUNS ?= 5
+MODES_DURATION ?= 5s
+bench-modes: build
+	@bash scripts/bench_modes.sh $(CS) $(MODES_RUNS) $(MODES_DURATION)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) out

@@ -4,6 +4,10 @@
 #include <cstdint>
 #include <ctime>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace chunkscope {
 
 /// Monotonic time in ns. [no-alloc, no-block] A vDSO call.
@@ -19,6 +23,23 @@ inline void sleep_until_ns(std::int64_t t) noexcept {
   timespec ts{static_cast<time_t>(t / 1'000'000'000), static_cast<long>(t % 1'000'000'000)};
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
   }
+}
+
+/// One pause of a busy-wait loop (x86 `pause`, Arm `yield`): eases the loop's pressure on
+/// the core and its sibling hyperthread. [no-alloc, no-block]
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#else
+  asm volatile("" ::: "memory");
+#endif
+}
+
+/// Busy-waits until the monotonic clock reads `t` or later, never sleeping. [no-alloc, no-block]
+inline void spin_until_ns(std::int64_t t) noexcept {
+  while (now_ns() < t) cpu_relax();
 }
 
 }  // namespace chunkscope

@@ -1,7 +1,9 @@
 #include "rt/engine.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <readerwriterqueue/readerwriterqueue.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -18,6 +20,17 @@ namespace chunkscope {
 namespace {
 constexpr std::uint32_t kChunkFailed = 1u << 31;  // processing failed: the sink skips it
 constexpr std::int64_t kStartSlackNs = 2'000'000;  // first chunk is scheduled this far ahead
+constexpr std::uint64_t kBlockWaitUs = 2'000;        // a blocked consumer looks at the done flags this often
+
+/// CPU time of the calling thread in ns (a system call: CLOCK_THREAD_CPUTIME_ID is not in
+/// the vDSO). [no-alloc, no-block]
+inline std::int64_t thread_cpu_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+inline int this_tid() noexcept { return static_cast<int>(syscall(SYS_gettid)); }
 }  // namespace
 
 struct Engine::Impl {
@@ -32,7 +45,13 @@ struct Engine::Impl {
   ChunkSink* sink = nullptr;
   RunStats* stats = nullptr;
   std::atomic<bool> source_done{false}, processor_done{false};
+  std::atomic<bool> policy_refused{false};
   EngineResult result;
+  EngineConfig cfg;
+  std::atomic<bool>* stop = nullptr;
+  const std::atomic<bool>* external_stop = nullptr;
+  bool ck_on = false;            // checksums still being recorded (the processing side's)
+  std::size_t bytes_per_frame = 0;
   bool ran = false;
   // device mode (push/pull run on the audio callback thread)
   std::uint64_t push_seq = 0;
@@ -53,6 +72,99 @@ struct Engine::Impl {
     stats->add(c->rec);
     if (!trace.empty()) trace[emitted % trace.size()] = c->rec;
     ++emitted;
+  }
+  /// [no-alloc, no-block]
+  bool stop_requested() const noexcept {
+    return stop->load(std::memory_order_relaxed) ||
+           (external_stop && external_stop->load(std::memory_order_relaxed));
+  }
+  /// An engine thread's start: its policy (a refusal stops the run) and its usage so far. [no-alloc, no-block]
+  ThreadUsage start_thread(int index) noexcept {
+    if (!ok(apply_thread_policy(cfg.policy, index))) {
+      policy_refused.store(true, std::memory_order_relaxed);
+      stop->store(true, std::memory_order_relaxed);
+    }
+    return thread_usage_now();
+  }
+
+  /// Takes the next chunk from `q`, waiting the way cfg.wait says: block on the queue's
+  /// semaphore, spin on try_dequeue, or spin kHybridSpinNs then block. Returns false once
+  /// `finished()` holds (the producer is done and the queue is empty). [no-alloc, blocks]
+  template <class Finished>
+  bool take(Queue& q, Chunk*& c, Finished finished) noexcept {
+    if (cfg.wait != WaitMode::block) {
+      const bool hybrid = cfg.wait == WaitMode::hybrid;
+      const std::int64_t until = hybrid ? now_ns() + kHybridSpinNs : 0;
+      for (;;) {
+        if (q.try_dequeue(c)) return true;
+        if (finished()) return false;
+        if (hybrid && now_ns() >= until) break;
+        cpu_relax();
+      }
+    }
+    for (;;) {
+      if (q.wait_dequeue_timed(c, kBlockWaitUs)) return true;
+      if (finished()) return false;
+    }
+  }
+
+  /// Processes chunk `c` taken from its queue at `taken` (inline: when the source finished
+  /// it) and queues it for the sink: the checksums of the first chunks, the stamps around
+  /// process(), the CPU time the thread spent in it, the backend's figures. A stop request
+  /// sends a chunk back unprocessed. `ftz`: flush denormals around process() (a thread
+  /// that is not the processor's). [no-alloc, no-block] As far as the backend's process() is.
+  void process_chunk(Chunk* c, std::int64_t taken, bool ftz) noexcept {
+    ChunkRecord& r = c->rec;
+    if (!(r.flags & kChunkFailed) && stop_requested()) {
+      // stopping: a queued chunk goes back to the pool unprocessed, so the run ends
+      // within one chunk's processing instead of working through the queue
+      r.flags |= kChunkFailed;
+      ++result.not_processed;
+    }
+    if (!(r.flags & kChunkFailed)) {
+      r.dequeue = taken;
+      ProcessStats ps{};
+      // checksums of the first chunks, in order; a gap (drop) ends the record
+      const std::size_t ck_cap = result.input_checksums.size();
+      const bool ck = ck_on && r.seq == result.checksummed && result.checksummed < ck_cap;
+      if (ck_on && !ck) ck_on = false;
+      const std::size_t bytes = static_cast<std::size_t>(r.frames) * bytes_per_frame;
+      if (ck) result.input_checksums[result.checksummed] = fnv1a64(c->data, bytes);
+      Status st = result.process_status;
+      // the CPU clock is read outside [proc_start, proc_end]: its cost is the engine's
+      const std::int64_t cpu0 = thread_cpu_ns();
+      r.proc_start = now_ns();
+      if (ok(st)) {
+        if (ftz) {
+          ScopedFlushDenormals flush;
+          st = backend->process({c->data, static_cast<int>(r.frames), cfg.spec.channels, cfg.spec.dtype}, &ps);
+        } else {
+          st = backend->process({c->data, static_cast<int>(r.frames), cfg.spec.channels, cfg.spec.dtype}, &ps);
+        }
+      }
+      r.proc_end = now_ns();
+      const std::int64_t cpu = thread_cpu_ns() - cpu0;
+      r.proc_cpu_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(cpu, 0, 0xffffffffLL));
+      if (ck && ok(st)) result.output_checksums[result.checksummed++] = fnv1a64(c->data, bytes);
+      if (ck && !ok(st)) ck_on = false;
+      r.launch_ns = ps.launch_ns;
+      r.h2d_ns = ps.h2d_ns;
+      r.kernel_ns = ps.kernel_ns;
+      r.d2h_ns = ps.d2h_ns;
+      r.sync_ns = ps.sync_ns;
+      r.calib_ns = ps.calib_ns;
+      r.dispatches = ps.dispatches;
+      r.launches = ps.launches;
+      if (!ok(st)) {
+        result.process_status = st;
+        r.flags |= kChunkFailed;
+        stop->store(true, std::memory_order_relaxed);
+      }
+    }
+    const std::size_t d = q_out->size_approx() + 1;  // depth once this one is in
+    r.q_out_depth = static_cast<std::uint16_t>(d);
+    if (d > result.q_out_high_water) result.q_out_high_water = d;
+    q_out->try_enqueue(c);  // capacity exceeds the pool: never fails
   }
 };
 
@@ -87,6 +199,10 @@ Status Engine::prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& s
   m.latency_chunks = std::max(1, cfg.latency_chunks);
   m.external_sink = cfg.external_sink;
   m.result.pool_chunks = pool;
+  m.cfg = cfg;
+  m.stop = &stop_;
+  m.ck_on = cfg.checksum_chunks > 0;
+  m.bytes_per_frame = static_cast<std::size_t>(cfg.spec.channels) * dtype_size(cfg.spec.dtype);
   m.backend = &backend;
   m.source = &source;
   m.sink = &sink;
@@ -103,38 +219,43 @@ EngineResult Engine::run() {
     return r;
   }
   m.ran = true;
+  m.external_stop = external_stop_;
   const EngineConfig cfg = cfg_;
   const bool paced = !cfg.max_speed;
+  const bool inline_process = cfg.inline_process;
+  const WaitMode wait = cfg.wait;
   const int max_frames = cfg.spec.max_frames;
   const long double chunk_ns = static_cast<long double>(max_frames) * 1e9L /
                                (static_cast<long double>(cfg.spec.rate) * (paced ? cfg.speed : 1.0));
   const std::size_t depth = static_cast<std::size_t>(cfg.queue_depth);
   EngineResult& res = m.result;
-  auto stop_requested = [this]() noexcept {
-    return stop_.load(std::memory_order_relaxed) ||
-           (external_stop_ && external_stop_->load(std::memory_order_relaxed));
-  };
+  auto stop_requested = [&m]() noexcept { return m.stop_requested(); };
 
   // ---------------------------------------------------------------- source thread
   auto source_fn = [&]() noexcept {
     // Linux lets a sleeping thread wake up to 50 us late by default; the schedule wants
     // the wake-up on time.
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-    res.source_tid = static_cast<int>(syscall(SYS_gettid));
+    res.source_tid = this_tid();
+    if (inline_process) res.processor_tid = res.source_tid;
+    const ThreadUsage u0 = m.start_thread(0);
     std::uint64_t seq = 0;
     std::int64_t media = 0;
     const std::int64_t t0 = now_ns() + (paced ? kStartSlackNs : 0);
     res.start_ns = t0;
     Chunk* spare = nullptr;
+    // inline, the source thread is the producer of the processor->sink queue
+    Impl::Queue& q_next = inline_process ? *m.q_out : *m.q_in;
     for (;;) {
       if (stop_requested()) {
         res.status = Status::interrupted;
         break;
       }
-      std::int64_t sched = 0;
+      std::int64_t sched = 0, woke = 0;
       if (paced) {
         sched = t0 + static_cast<std::int64_t>(std::llround(static_cast<long double>(seq) * chunk_ns));
-        sleep_until_ns(sched);
+        wait_until_ns(sched, wait);
+        woke = now_ns();
       }
       Chunk* c = spare;
       spare = nullptr;
@@ -164,7 +285,7 @@ EngineResult Engine::run() {
         media += n;
         continue;
       }
-      if (!paced) sched = now_ns();
+      if (!paced) sched = woke = now_ns();
       int n = 0;
       const Status st = m.source->fill(c->data, max_frames, &n);
       if (st == Status::end_of_stream) {
@@ -183,9 +304,17 @@ EngineResult Engine::run() {
       r.frames = static_cast<std::uint32_t>(n);
       r.flags = n < max_frames ? static_cast<std::uint32_t>(kChunkShort) : 0u;
       r.sched = sched;
+      r.woke = woke;
       r.ready = now_ns();
+      if (inline_process) {
+        // no source->processor queue: processing starts the moment the chunk is ready
+        m.process_chunk(c, r.ready, true);
+        ++seq;
+        media += n;
+        continue;
+      }
       if (!paced)  // as fast as possible: wait for room rather than drop
-        while (m.q_in->size_approx() >= depth && !stop_requested()) sleep_until_ns(now_ns() + 20'000);
+        while (m.q_in->size_approx() >= depth && !stop_requested()) wait_until_ns(now_ns() + 20'000, wait);
       const std::size_t qd = m.q_in->size_approx() + 1;  // depth once this one is in
       r.q_in_depth = static_cast<std::uint16_t>(qd);      // written before the hand-over
       bool queued = false;
@@ -206,81 +335,40 @@ EngineResult Engine::run() {
       media += n;
     }
     res.produced = seq;
-    // the spare chunk goes back to the pool through the processor->sink path as failed
+    // the spare chunk goes back to the pool through the path to the sink, marked failed
     if (spare) {
       spare->rec = ChunkRecord{};
       spare->rec.flags = kChunkFailed;
-      m.q_in->try_enqueue(spare);
+      q_next.try_enqueue(spare);
     }
+    res.source_usage = usage_delta(u0, thread_usage_now());
     m.source_done.store(true, std::memory_order_release);
+    if (inline_process) m.processor_done.store(true, std::memory_order_release);
   };
 
   // ---------------------------------------------------------------- processor thread
   auto processor_fn = [&]() noexcept {
     ScopedFlushDenormals ftz;
-    res.processor_tid = static_cast<int>(syscall(SYS_gettid));
-    const std::size_t ck_cap = res.input_checksums.size();
-    const std::size_t bytes_per_frame = static_cast<std::size_t>(cfg.spec.channels) * dtype_size(cfg.spec.dtype);
-    bool ck_on = ck_cap > 0;
-    for (;;) {
-      Chunk* c = nullptr;
-      if (!m.q_in->wait_dequeue_timed(c, 2'000)) {
-        if (m.source_done.load(std::memory_order_acquire) && m.q_in->size_approx() == 0) break;
-        continue;
-      }
-      ChunkRecord& r = c->rec;
-      if (!(r.flags & kChunkFailed) && stop_requested()) {
-        // stopping: a queued chunk goes back to the pool unprocessed, so the run ends
-        // within one chunk's processing instead of working through the queue
-        r.flags |= kChunkFailed;
-        ++res.not_processed;
-      }
-      if (!(r.flags & kChunkFailed)) {
-        r.dequeue = now_ns();
-        ProcessStats ps{};
-        // checksums of the first chunks, in order; a gap (drop) ends the record
-        const bool ck = ck_on && r.seq == res.checksummed && res.checksummed < ck_cap;
-        if (ck_on && !ck) ck_on = false;
-        const std::size_t bytes = static_cast<std::size_t>(r.frames) * bytes_per_frame;
-        if (ck) res.input_checksums[res.checksummed] = fnv1a64(c->data, bytes);
-        r.proc_start = now_ns();
-        const Status st = ok(res.process_status)
-                              ? m.backend->process({c->data, static_cast<int>(r.frames), cfg.spec.channels, cfg.spec.dtype}, &ps)
-                              : res.process_status;
-        r.proc_end = now_ns();
-        if (ck && ok(st)) res.output_checksums[res.checksummed++] = fnv1a64(c->data, bytes);
-        if (ck && !ok(st)) ck_on = false;
-        r.launch_ns = ps.launch_ns;
-        r.h2d_ns = ps.h2d_ns;
-        r.kernel_ns = ps.kernel_ns;
-        r.d2h_ns = ps.d2h_ns;
-        r.sync_ns = ps.sync_ns;
-        r.calib_ns = ps.calib_ns;
-        r.dispatches = ps.dispatches;
-        r.launches = ps.launches;
-        if (!ok(st)) {
-          res.process_status = st;
-          r.flags |= kChunkFailed;
-          request_stop();
-        }
-      }
-      const std::size_t d = m.q_out->size_approx() + 1;  // depth once this one is in
-      r.q_out_depth = static_cast<std::uint16_t>(d);
-      if (d > res.q_out_high_water) res.q_out_high_water = d;
-      m.q_out->try_enqueue(c);  // capacity exceeds the pool: never fails
-    }
+    res.processor_tid = this_tid();
+    const ThreadUsage u0 = m.start_thread(1);
+    auto finished = [&m]() noexcept {
+      return m.source_done.load(std::memory_order_acquire) && m.q_in->size_approx() == 0;
+    };
+    Chunk* c = nullptr;
+    while (m.take(*m.q_in, c, finished)) m.process_chunk(c, now_ns(), false);
+    res.processor_usage = usage_delta(u0, thread_usage_now());
     m.processor_done.store(true, std::memory_order_release);
   };
 
   // ---------------------------------------------------------------- sink thread
   auto sink_fn = [&]() noexcept {
-    res.sink_tid = static_cast<int>(syscall(SYS_gettid));
-    for (;;) {
-      Chunk* c = nullptr;
-      if (!m.q_out->wait_dequeue_timed(c, 2'000)) {
-        if (m.processor_done.load(std::memory_order_acquire) && m.q_out->size_approx() == 0) break;
-        continue;
-      }
+    res.sink_tid = this_tid();
+    const ThreadUsage u0 = m.start_thread(2);
+    auto finished = [&m]() noexcept {
+      return m.processor_done.load(std::memory_order_acquire) && m.q_out->size_approx() == 0;
+    };
+    Chunk* c = nullptr;
+    while (m.take(*m.q_out, c, finished)) {
       ChunkRecord& r = c->rec;
       if (!(r.flags & kChunkFailed) && ok(res.sink_status)) {
         r.sink_start = now_ns();
@@ -290,34 +378,42 @@ EngineResult Engine::run() {
           res.sink_status = st;
           request_stop();
         } else {
-          m.stats->add(r);
-          if (!m.trace.empty()) m.trace[m.emitted % m.trace.size()] = r;
-          ++m.emitted;
+          m.emit(c);
         }
       }
       m.free_list->try_enqueue(c);  // capacity exceeds the pool: never fails
     }
+    res.sink_usage = usage_delta(u0, thread_usage_now());
   };
 
-  std::thread sink_thread, source_thread;
+  std::thread sink_thread, processor_thread, source_thread;
   if (!cfg.external_sink) sink_thread = std::thread(sink_fn);
-  std::thread processor_thread(processor_fn);
+  if (!inline_process) processor_thread = std::thread(processor_fn);
   if (!cfg.external_source) source_thread = std::thread(source_fn);
   if (source_thread.joinable()) source_thread.join();
-  processor_thread.join();
+  if (processor_thread.joinable()) processor_thread.join();
+  if (inline_process && cfg.external_source) {
+    // the device callback processes: the run lasts until finish_source()
+    while (!m.source_done.load(std::memory_order_acquire)) sleep_until_ns(now_ns() + 1'000'000);
+    m.processor_done.store(true, std::memory_order_release);
+  }
   if (sink_thread.joinable()) sink_thread.join();
+  res.end_ns = now_ns();
   if (cfg.external_source) {
     res.produced = m.push_seq;
     if (res.start_ns == 0) res.start_ns = res.end_ns;
   }
-  res.end_ns = now_ns();
-  if (!ok(res.source_status))
+  if (m.policy_refused.load()) res.policy_status = Status::unsupported;
+  if (!ok(res.policy_status))
+    res.status = res.policy_status;
+  else if (!ok(res.source_status))
     res.status = res.source_status;
   else if (!ok(res.process_status))
     res.status = res.process_status;
   else if (!ok(res.sink_status))
     res.status = res.sink_status;
-  if (ok(res.source_status) && res.status != Status::interrupted) res.source_status = Status::end_of_stream;
+  if (ok(res.source_status) && res.status != Status::interrupted && ok(res.policy_status))
+    res.source_status = Status::end_of_stream;
   return res;
 }
 
@@ -343,7 +439,15 @@ Status Engine::push(const void* src, int frames, std::int64_t sched) noexcept {
   r.frames = static_cast<std::uint32_t>(n);
   r.flags = n < cfg_.spec.max_frames ? static_cast<std::uint32_t>(kChunkShort) : 0u;
   r.sched = sched;
+  r.woke = sched;  // the callback's hand-over is its wake-up
   r.ready = now_ns();
+  if (cfg_.inline_process) {
+    // processed inside the callback, as a JACK or PipeWire client does; queued for the
+    // sink thread or, full duplex, for pull()
+    if (m.result.processor_tid == 0) m.result.processor_tid = this_tid();
+    m.process_chunk(c, r.ready, true);
+    return Status::ok;
+  }
   const std::size_t qd = m.q_in->size_approx() + 1;
   r.q_in_depth = static_cast<std::uint16_t>(qd);
   if (qd > m.depth || !m.q_in->try_enqueue(c)) {

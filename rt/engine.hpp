@@ -9,7 +9,10 @@
 // counts it and lists its sequence number. At --speed max the source waits instead (there
 // is no schedule to keep). The sink never drops: when it is slow the chunks pile up in the
 // processor->sink queue and the pool runs dry, which the paced source sees as drops.
-// Consumers sleep on the queue's semaphore (a futex wake per enqueue when they wait).
+// Consumers sleep on the queue's semaphore (a futex wake per enqueue when they wait), or,
+// as EngineConfig::wait says, spin on it. Inline, the source thread (or the device
+// callback, in push()) processes each chunk itself and queues it for the sink: there is no
+// processor thread, and processor_tid is the source's (the callback's for a device).
 // A stop request (request_stop(), the watched flag, or a failed stage) ends a run within
 // one chunk's processing: the source makes no more chunks, the processor finishes the
 // chunk it holds and returns the queued ones to the pool unprocessed, counting them

@@ -43,13 +43,14 @@ Status apply_thread_policy(const ThreadPolicy& policy, int index) noexcept;
 /// Waits until the absolute monotonic time `t` the way `mode` says. [no-alloc, blocks]
 void wait_until_ns(std::int64_t t, WaitMode mode) noexcept;
 
-/// What the calling thread has used so far (getrusage RUSAGE_THREAD).
+/// What the calling thread has used so far: context switches from getrusage(RUSAGE_THREAD),
+/// CPU time from CLOCK_THREAD_CPUTIME_ID (ns resolution; getrusage's is µs).
 struct ThreadUsage {
   bool present = false;          // false: not measured (the side is a device callback)
   int tid = 0;
   std::int64_t voluntary = 0;    // context switches: the thread waited
   std::int64_t involuntary = 0;  // context switches: the thread was preempted
-  std::int64_t cpu_ns = 0;       // user + system CPU time
+  std::int64_t cpu_ns = 0;       // user + system CPU time (CLOCK_THREAD_CPUTIME_ID)
 };
 /// [no-alloc, no-block]
 ThreadUsage thread_usage_now() noexcept;

@@ -2,7 +2,10 @@
 
 #include <cctype>
 #include <cmath>
+#include <algorithm>
+#include <charconv>
 #include <fmt/format.h>
+#include <unistd.h>
 #include <utility>
 
 #include "src/chain_spec.hpp"
@@ -24,6 +27,83 @@ bool parse_short_chunk(const std::string& s, const char* what) {
   if (s == "eager") return false;
   if (s == "recapture") return true;
   throw InputError(fmt::format("{}: '{}' is not eager or recapture", what, s));
+}
+
+WaitMode parse_wait_mode(const std::string& s, const char* what) {
+  for (WaitMode m : {WaitMode::block, WaitMode::spin, WaitMode::hybrid})
+    if (s == wait_mode_name(m)) return m;
+  throw InputError(fmt::format("{}: '{}' is not block, spin or hybrid", what, s));
+}
+
+std::int64_t baseline_ns(const StreamOptions& o) {
+  if (o.baseline == "0") return 0;
+  const std::int64_t ns = parse_duration_ns(o.baseline, "--baseline");
+  if (ns < 0 || ns > kMaxBaselineNs)
+    throw InputError(fmt::format("--baseline: {} is out of range 0..60s", o.baseline));
+  return ns;
+}
+
+std::vector<int> parse_cpu_list(const std::string& text, int cpus_on_machine, const char* what) {
+  auto bad = [&]() {
+    return InputError(fmt::format("{}: '{}' is not a CPU list (numbers and ranges: 0,1 or 0-3)", what, text));
+  };
+  auto number = [&](const std::string& w) {
+    int v = 0;
+    const auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (w.empty() || ec != std::errc() || ptr != w.data() + w.size() || v < 0) throw bad();
+    return v;
+  };
+  auto exists = [&](int cpu) {
+    if (cpu >= cpus_on_machine)
+      throw InputError(fmt::format("{}: CPU {} does not exist (this machine has {})", what, cpu, cpus_on_machine));
+  };
+  std::vector<int> out;
+  if (text.empty()) throw bad();
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, end - pos);
+    const std::size_t dash = item.find('-');
+    int lo = 0, hi = 0;
+    if (dash == std::string::npos) {
+      lo = hi = number(item);
+    } else {
+      lo = number(item.substr(0, dash));
+      hi = number(item.substr(dash + 1));
+      if (hi < lo) throw bad();
+    }
+    exists(lo);
+    exists(hi);
+    for (int c = lo; c <= hi; ++c) {
+      if (std::find(out.begin(), out.end(), c) != out.end())
+        throw InputError(fmt::format("{}: CPU {} is listed twice in '{}'", what, c, text));
+      out.push_back(c);
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
+ThreadPolicy thread_policy(const StreamOptions& o) {
+  ThreadPolicy p;
+  if (o.rt) {
+    if (o.rt_priority < 1 || o.rt_priority > 99)
+      throw InputError(fmt::format("--rt-priority: {} is out of range 1..99", o.rt_priority));
+    p.rt_priority = o.rt_priority;
+  }
+  if (!o.cpus.empty()) {
+    const long n = sysconf(_SC_NPROCESSORS_CONF);
+    const auto list = parse_cpu_list(o.cpus, n > 0 ? static_cast<int>(n) : 1);
+    if (o.inline_process) {
+      // no processor thread: the source takes the first CPU, the sink the next; the
+      // processor's slot (which the baseline's hand-off thread takes) is the sink's
+      p.cpus[0] = list[0];
+      p.cpus[1] = p.cpus[2] = list[1 % list.size()];
+    } else {
+      for (std::size_t i = 0; i < p.cpus.size(); ++i) p.cpus[i] = list[i % list.size()];
+    }
+  }
+  return p;
 }
 
 std::string shell_quote(const std::string& s) {
@@ -110,6 +190,12 @@ void stream_flags(CommandLine& c, const StreamOptions& o, bool device) {
   c.number("--trace-limit", static_cast<double>(o.trace_capacity), static_cast<double>(d.trace_capacity));
   c.flag("--fail-on-miss", o.fail_on_miss);
   c.flag("--quiet", o.quiet);
+  if (!same_duration(o.baseline, d.baseline)) c.text("--baseline", o.baseline, d.baseline);
+  c.flag("--rt", o.rt);
+  if (o.rt) c.number("--rt-priority", o.rt_priority, d.rt_priority);
+  c.text("--cpus", o.cpus, d.cpus);
+  c.text("--wait", wait_mode_name(o.wait), wait_mode_name(d.wait));
+  c.flag("--inline", o.inline_process);
 }
 
 }  // namespace

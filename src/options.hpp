@@ -5,10 +5,12 @@
 // what equals the default. No command-line library here, so the rest of the library can use
 // the defaults too. Not real-time.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "rt/backend.hpp"
+#include "rt/platform_probe.hpp"
 #include "src/backends.hpp"
 
 namespace chunkscope {
@@ -82,6 +84,13 @@ struct StreamOptions {
   std::string duration = "5s";
   int channels = 2;
   double rate = 48000;
+  // Run modes (docs/profiler.md, "Run modes")
+  std::string baseline = "500ms";  // platform baseline measured before and after a paced run, each this long; "0": none
+  bool rt = false;                 // SCHED_FIFO for the engine threads, memory locked (mlockall)
+  int rt_priority = kDefaultRtPriority;  // the SCHED_FIFO priority under --rt, 1..99
+  std::string cpus;                // "0,1", "0-1": source, processor, sink pinned round-robin over the list; "": none
+  WaitMode wait = WaitMode::block;  // how the source paces and the consumers wait for their queues
+  bool inline_process = false;     // process on the source's thread (the device callback for monitor)
 };
 
 /// The largest --series-limit.
@@ -122,6 +131,25 @@ bool parse_on_off(const std::string& s, const char* what);
 const char* short_chunk_name(bool recapture);
 /// Parses "eager" / "recapture" into recapture. Throws InputError naming `what`.
 bool parse_short_chunk(const std::string& s, const char* what = "--short-chunk");
+
+/// Parses "block" / "spin" / "hybrid". Throws InputError: "--wait: 'fast' is not block, spin or hybrid".
+WaitMode parse_wait_mode(const std::string& s, const char* what = "--wait");
+
+/// The largest --baseline.
+inline constexpr std::int64_t kMaxBaselineNs = 60'000'000'000;
+/// --baseline in ns (0: none). Throws InputError naming --baseline.
+std::int64_t baseline_ns(const StreamOptions& o);
+
+/// Parses a CPU list: numbers and ranges separated by commas ("0,2", "0-3", "1,3-4"), in
+/// the order given, each CPU once. `cpus_on_machine` (> 0) bounds them. Throws InputError
+/// naming `what`: "--cpus: CPU 7 does not exist (this machine has 2)".
+std::vector<int> parse_cpu_list(const std::string& text, int cpus_on_machine, const char* what = "--cpus");
+
+/// The engine threads' policy the options ask for: SCHED_FIFO at rt_priority under --rt,
+/// and source, processor, sink pinned round-robin over the --cpus list (with --inline,
+/// which has no processor thread, source and sink; the processor's slot is the sink's CPU).
+/// The list is checked against this machine; throws InputError.
+ThreadPolicy thread_policy(const StreamOptions& o);
 
 // ---------------------------------------------------------------- command lines
 

@@ -6,9 +6,18 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <cerrno>
+#include <cstring>
+#include <pthread.h>
+#include <sched.h>
 #include <sndfile.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <thread>
 #include <unistd.h>
 #include <utility>
+
+#include "src/platform.hpp"
 
 #include "src/chain_spec.hpp"
 #include "src/environment.hpp"
@@ -141,6 +150,85 @@ void check_stream_options(const StreamOptions& opt) {
     throw InputError(fmt::format("--warmup: {} is out of range 0..100000000", opt.warmup));
   if (opt.series_limit > kMaxSeriesLimit)
     throw InputError(fmt::format("--series-limit: {} is out of range 0..{}", opt.series_limit, kMaxSeriesLimit));
+  (void)baseline_ns(opt);
+  if (opt.rt_priority < 1 || opt.rt_priority > 99)
+    throw InputError(fmt::format("--rt-priority: {} is out of range 1..99", opt.rt_priority));
+  const ThreadPolicy pol = thread_policy(opt);
+  if (!opt.cpus.empty()) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+      std::string list;
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &allowed)) list += (list.empty() ? "" : ",") + std::to_string(c);
+      for (int c : parse_cpu_list(opt.cpus, CPU_SETSIZE))
+        if (!CPU_ISSET(c, &allowed))
+          throw InputError(fmt::format("--cpus: CPU {} is not among the CPUs this process may use ({})", c, list));
+    }
+  }
+  if (opt.rt && opt.wait == WaitMode::spin) {
+    // a SCHED_FIFO thread that spins never lets another thread of its priority run on its CPU
+    const std::vector<int> used = opt.inline_process ? std::vector<int>{pol.cpus[0], pol.cpus[2]}
+                                                     : std::vector<int>{pol.cpus[0], pol.cpus[1], pol.cpus[2]};
+    bool own = true;
+    for (std::size_t i = 0; i < used.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (used[i] < 0 || used[i] == used[j]) own = false;
+    if (used[0] < 0) own = false;
+    if (!own)
+      throw InputError(fmt::format(
+          "--wait: spin under --rt needs a CPU of its own for each of the {} engine threads (a real-time thread that "
+          "spins never lets another run on its CPU): give --cpus with {} CPUs, or use --wait hybrid",
+          used.size(), used.size()));
+  }
+}
+
+void prepare_run_modes(const StreamOptions& opt) {
+  const ThreadPolicy pol = thread_policy(opt);
+  const bool pinned = std::any_of(pol.cpus.begin(), pol.cpus.end(), [](int c) { return c >= 0; });
+  if (!opt.rt && !pinned) return;
+  // the engine threads' policy, tried on a thread of its own so that nothing streams when
+  // the system refuses it
+  std::string refused;
+  std::thread probe([&] {
+    for (int i = 0; i < 3 && refused.empty(); ++i) {
+      if (pol.rt_priority > 0) {
+        sched_param sp{};
+        sp.sched_priority = pol.rt_priority;
+        if (const int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); rc != 0) {
+          refused = fmt::format("--rt: SCHED_FIFO at priority {} was refused: {}{}", pol.rt_priority, std::strerror(rc),
+                                rc == EPERM ? fmt::format(" (needs CAP_SYS_NICE or an rtprio limit of at least {}: "
+                                                          "ulimit -r; a container may refuse real-time scheduling)",
+                                                          pol.rt_priority)
+                                            : std::string());
+          return;
+        }
+      }
+      const int cpu = pol.cpus[static_cast<std::size_t>(i)];
+      if (cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        if (const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set); rc != 0) {
+          refused = fmt::format("--cpus: pinning a thread to CPU {} was refused: {}", cpu, std::strerror(rc));
+          return;
+        }
+      }
+    }
+  });
+  probe.join();
+  if (!refused.empty()) throw RuntimeFailure(refused);
+  if (opt.rt && mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
+    const int e = errno;
+    rlimit lim{};
+    std::string limit = "unknown";
+    if (getrlimit(RLIMIT_MEMLOCK, &lim) == 0)
+      limit = lim.rlim_cur == RLIM_INFINITY ? std::string("unlimited") : fmt::format("{} kB", lim.rlim_cur / 1024);
+    throw RuntimeFailure(fmt::format(
+        "--rt: locking the process's memory (mlockall) was refused: {} (needs CAP_IPC_LOCK or a memlock limit, "
+        "ulimit -l, above the process's size; the limit is {})",
+        std::strerror(e), limit));
+  }
 }
 
 StreamSetup setup_stream(const std::string& command, const std::string& input, const StreamOptions& opt) {
@@ -191,6 +279,7 @@ StreamSetup setup_stream(const std::string& command, const std::string& input, c
   su.expected_chunks = (su.total_frames + opt.chunk - 1) / opt.chunk;
   su.plan = plan_for(su, opt, opt.fuse);
   set_timing(su, opt, 1);
+  prepare_run_modes(opt);
   return su;
 }
 
@@ -209,6 +298,7 @@ StreamSetup setup_device_stream(const StreamOptions& opt, double rate, int chann
   su.input_desc = std::move(input_desc);
   su.plan = plan_for(su, opt, opt.fuse);
   set_timing(su, opt, budget_chunks);
+  prepare_run_modes(opt);
   return su;
 }
 
@@ -264,6 +354,9 @@ EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std:
   // Hashing a chunk costs time on the processor thread: only warm-up chunks, which the
   // statistics leave out, are checksummed.
   ec.checksum_chunks = std::min<std::size_t>(64, static_cast<std::size_t>(opt.warmup));
+  ec.wait = opt.wait;
+  ec.policy = thread_policy(opt);
+  ec.inline_process = opt.inline_process;
   return ec;
 }
 
@@ -286,6 +379,11 @@ Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Ba
   w.media_seconds = static_cast<double>(su.total_frames) / su.rate;
   w.input = su.input_desc;
   describe_backend(w, backend, opt.backend);
+  w.rt = opt.rt;
+  w.policy = thread_policy(opt);
+  w.cpus_text = opt.cpus;
+  w.wait = opt.wait;
+  w.inline_process = opt.inline_process;
   return w;
 }
 
@@ -309,6 +407,27 @@ void StreamSession::prepare(ChunkSource& source, ChunkSink& sink, const EngineCo
   sink_ = &sink;
 }
 
+std::optional<BaselineResult> StreamSession::measure_baseline() const {
+  const std::int64_t len = baseline_ns(opt_);
+  if (su_.max_speed || len <= 0) return std::nullopt;  // at --speed max there is no schedule to measure against
+  BaselineConfig bc;
+  bc.period_ns = su_.chunk_ns;
+  bc.duration_ns = len;
+  bc.wait = opt_.wait;
+  bc.policy = thread_policy(opt_);
+  return measure_platform(bc);
+}
+
+void StreamSession::measure_before() {
+  proc_before_ = read_proc_snapshot();
+  baseline_before_ = measure_baseline();
+}
+
+void StreamSession::measure_after() {
+  baseline_after_ = measure_baseline();
+  proc_after_ = read_proc_snapshot();
+}
+
 void StreamSession::run(const std::atomic<bool>* stop) {
   engine_.watch_stop_flag(stop);
   result_ = engine_.run();
@@ -317,7 +436,10 @@ void StreamSession::run(const std::atomic<bool>* stop) {
 RunOutcome StreamSession::outcome() const {
   const EngineResult& er = result_;
   RunOutcome o;
-  if (er.status == Status::interrupted && ok(er.process_status) && ok(er.sink_status)) {
+  if (!ok(er.policy_status)) {
+    o.state = RunState::incomplete;
+    o.reason = fmt::format("the system refused the engine threads' scheduling (--rt, --cpus): {}", describe(er.policy_status));
+  } else if (er.status == Status::interrupted && ok(er.process_status) && ok(er.sink_status)) {
     o.state = RunState::interrupted;
     o.reason = interrupted_reason(er.not_processed);
   } else if (!ok(er.source_status) && er.source_status != Status::end_of_stream) {
@@ -339,6 +461,10 @@ RunOutcome StreamSession::outcome() const {
 Workload StreamSession::workload() const {
   Workload w = make_workload(su_, opt_, *backend_, *source_, *sink_);
   if (su_.total_frames < 0) w.media_seconds = static_cast<double>(stats_.frames) / su_.rate;  // a live device
+  w.baseline_before = baseline_before_;
+  w.baseline_after = baseline_after_;
+  w.proc_before = proc_before_;
+  w.proc_after = proc_after_;
   return w;
 }
 

@@ -73,9 +73,18 @@ struct StreamSetup {
   InputDesc input_desc;               // workload.input
 };
 
-/// Checks what every stream takes: chunk size, queue depth, warm-up, series limit.
-/// Throws InputError naming the flag.
+/// Checks what every stream takes: chunk size, queue depth, warm-up, series limit, and the
+/// run modes (--baseline, --rt-priority, --cpus: CPUs that exist and this process may use;
+/// --wait spin under --rt: a CPU of its own for each engine thread). Throws InputError
+/// naming the flag.
 void check_stream_options(const StreamOptions& opt);
+
+/// What --rt and --cpus need from the system, before anything streams: the thread policy
+/// is tried on a short-lived thread for each engine thread, then --rt locks the process's
+/// memory (mlockall(MCL_CURRENT | MCL_FUTURE)). Throws RuntimeFailure (exit 3), one line
+/// saying what was refused and why. A no-op without --rt and --cpus. setup_stream and
+/// setup_device_stream call it last.
+void prepare_run_modes(const StreamOptions& opt);
 
 /// Checks the options of `replay FILE` (command "replay", `input` the file) or `synth`
 /// and resolves them (opens the file once to read its format). Throws InputError.
@@ -117,6 +126,13 @@ class StreamSession {
   /// given) and the engine over `source` and `sink`, which must outlive the session.
   void prepare(ChunkSource& source, ChunkSink& sink, const EngineConfig& ec,
                stats::IntervalRecorder* live_latency = nullptr, stats::IntervalRecorder* live_jitter = nullptr);
+  /// The machine before the run: a /proc snapshot and, for a paced run with --baseline
+  /// above 0, the platform baseline (measure_platform with D as period, the run's wait
+  /// mode and thread policy). Call right before the engine runs (a device: before its
+  /// stream starts). [blocks for --baseline]
+  void measure_before();
+  /// The same after the run (a device: after its stream stopped).
+  void measure_after();
   /// run: the engine on the calling thread until the source ends, `stop` is raised or a
   /// stage fails.
   void run(const std::atomic<bool>* stop);
@@ -124,7 +140,8 @@ class StreamSession {
   /// because the source, processing or the sink failed).
   RunOutcome outcome() const;
 
-  /// The report's workload: the setup, the backend, the source and the sink.
+  /// The report's workload: the setup, the backend, the source and the sink, the run modes,
+  /// and what measure_before() and measure_after() found.
   Workload workload() const;
   /// The whole report (build_run_report); a monitor run hands over its device section so
   /// that the verdict and the diagnosis see it.
@@ -153,6 +170,9 @@ class StreamSession {
   EngineResult result_;
   const ChunkSource* source_ = nullptr;
   const ChunkSink* sink_ = nullptr;
+  std::optional<BaselineResult> baseline_before_, baseline_after_;
+  std::optional<ProcSnapshot> proc_before_, proc_after_;
+  std::optional<BaselineResult> measure_baseline() const;
 };
 
 }  // namespace chunkscope

@@ -118,7 +118,9 @@ struct Counts {
 // Allocations made by one engine run() of `seconds` of synthetic audio at --speed max.
 // prepare() is outside the window; thread start-up is inside and costs the same whatever
 // the length, so two runs of different lengths must count the same.
-Counts engine_run_allocations(double seconds, bool file_io, const std::string& dir) {
+// `wait` and `inline_process` choose the run mode (--wait, --inline).
+Counts engine_run_allocations(double seconds, bool file_io, const std::string& dir, WaitMode wait = WaitMode::block,
+                              bool inline_process = false) {
   const double rate = 48000;
   const int chunk = 64, ch = 2;
   const Plan plan = plan_chain("hp:80:4 | lp:12000:8 | peak:1000:gain=2", rate);
@@ -163,6 +165,8 @@ Counts engine_run_allocations(double seconds, bool file_io, const std::string& d
   ec.max_speed = true;
   ec.trace_capacity = 20000;
   ec.checksum_chunks = 10;  // the warm-up chunks are hashed on the processor thread
+  ec.wait = wait;
+  ec.inline_process = inline_process;
   Engine eng;
   REQUIRE(eng.prepare(ec, be, *src, *sink, stats) == Status::ok);
   const Counts before{g_news.load(), g_mallocs.load()};
@@ -191,6 +195,26 @@ TEST_CASE("the engine allocates nothing per chunk: 100 chunks and 10,000 chunks 
   }
 }
 
+TEST_CASE("spin and hybrid waits and inline processing allocate nothing per chunk either") {
+  testutil::TempDir td;
+  struct Mode {
+    WaitMode wait;
+    bool inline_process;
+  };
+  for (const Mode m : {Mode{WaitMode::spin, false}, Mode{WaitMode::hybrid, false}, Mode{WaitMode::block, true},
+                       Mode{WaitMode::spin, true}}) {
+    CAPTURE(wait_mode_name(m.wait));
+    CAPTURE(m.inline_process);
+    (void)engine_run_allocations(50 * 64 / 48000.0, false, td.path().string(), m.wait, m.inline_process);
+    const Counts small = engine_run_allocations(100 * 64 / 48000.0, false, td.path().string(), m.wait, m.inline_process);
+    const Counts large = engine_run_allocations(10000 * 64 / 48000.0, false, td.path().string(), m.wait, m.inline_process);
+    CHECK(large.news == small.news);
+#if defined(CHUNKSCOPE_COUNT_MALLOC)
+    CHECK(large.mallocs == small.mallocs);
+#endif
+  }
+}
+
 TEST_CASE("queue round trips and histogram records allocate nothing") {
   moodycamel::BlockingReaderWriterQueue<void*> q(64);
   stats::LogHistogram h;
@@ -206,9 +230,12 @@ TEST_CASE("queue round trips and histogram records allocate nothing") {
   CHECK(g_mallocs.load() - before_m == 0);
 }
 
-TEST_CASE("the device callback allocates nothing: 10,000 full-duplex callbacks") {
-  // DeviceStream::on_callback is what PortAudio calls; here it is driven by a test thread
-  // with the same engine wiring a monitor run uses (callback as source and as sink).
+namespace {
+
+// DeviceStream::on_callback is what PortAudio calls; here it is driven by a test thread
+// with the same engine wiring a monitor run uses (callback as source and as sink; inline,
+// the callback processes too).
+void device_callbacks_allocate_nothing(bool inline_process) {
   const double rate = 48000;
   const int chunk = 64, ch = 2;
   const Plan plan = plan_chain("hp:80:4 | lp:12000:8", rate);
@@ -229,6 +256,7 @@ TEST_CASE("the device callback allocates nothing: 10,000 full-duplex callbacks")
   ec.external_sink = true;
   ec.latency_chunks = 2;
   ec.trace_capacity = 1000;
+  ec.inline_process = inline_process;
   NullSink null_sink;
   SynthSpec sp = parse_synth("silence", rate);
   SynthSource unused(sp, DType::f32);
@@ -264,4 +292,12 @@ TEST_CASE("the device callback allocates nothing: 10,000 full-duplex callbacks")
   CHECK(dev.callbacks() == static_cast<std::uint64_t>(10000 + warm));
   CHECK(dev.xruns() == 1);
   CHECK(stats.chunks + stats.warmup_chunks > 0);
+}
+
+}  // namespace
+
+TEST_CASE("the device callback allocates nothing: 10,000 full-duplex callbacks") { device_callbacks_allocate_nothing(false); }
+
+TEST_CASE("the device callback processing inline allocates nothing: 10,000 full-duplex callbacks") {
+  device_callbacks_allocate_nothing(true);
 }

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <fmt/format.h>
 #include <iostream>
+#include <unistd.h>
 
 #include "src/backends.hpp"
 #include "src/chain_spec.hpp"
@@ -124,6 +125,28 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
       },
       std::to_string(o.series_limit))
       ->type_name("INT");
+  // run modes (docs/profiler.md, "Run modes")
+  add_text(c, "--baseline", o.baseline,
+           "Platform baseline (timer wake-up and thread hand-off) measured before and after a paced run, each this "
+           "long (0: none)");
+  auto* rt = add_flag(c, "--rt", o.rt, "Engine threads under SCHED_FIFO and the process's memory locked (mlockall)");
+  add_int(c, "--rt-priority", o.rt_priority, "The SCHED_FIFO priority --rt gives the engine threads", 1, 99)
+      ->needs(rt);
+  c->add_option_function<std::string>(
+       "--cpus",
+       [&o](const std::string& s) {
+         const long n = sysconf(_SC_NPROCESSORS_CONF);
+         (void)parse_cpu_list(s, n > 0 ? static_cast<int>(n) : 1);
+         o.cpus = s;
+       },
+       "Pin the engine threads (source, processor, sink) round-robin over these CPUs: 0,1 or 0-2")
+      ->type_name("LIST");
+  add_parsed<WaitMode>(c, "--wait", o.wait,
+                       "How the source paces and the consumers wait: block (sleep), spin (busy-wait, a core per "
+                       "thread) or hybrid (sleep, then spin the last 200 us)",
+                       [](const std::string& s) { return parse_wait_mode(s); }, wait_mode_name(o.wait));
+  add_flag(c, "--inline", o.inline_process,
+           "Process on the source's thread (monitor: inside the audio callback): no source->processor hand-off");
   if (groups & kBackendKind) {
     add_parsed<BackendKind>(c, "--backend", o.backend.backend, "Processing backend: cpu or cuda",
                             [](const std::string& s) { return parse_backend_kind(s); }, backend_name(o.backend.backend));

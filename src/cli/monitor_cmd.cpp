@@ -190,6 +190,7 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   session.prepare(callback_source, null_sink, ec, &live.latency, &live.jitter);
 
   // ---- run: the engine on its own thread, fed by the device; this thread supervises
+  session.measure_before();  // the platform baseline, before the device streams
   DeviceStream stream;
   StderrSilencer quiet;  // PortAudio's own diagnostics; ours come after restore()
   if (!ok(stream.open(dev.input, dev.duplex ? &dev.output : nullptr, dev.rate, mo.channels, opt.chunk,
@@ -223,6 +224,7 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   session.engine().finish_source();
   runner.join();
   quiet.restore();
+  if (failure.empty()) session.measure_after();
 
   // ---- outcome and report: the device section goes in before the verdict is decided
   const RunOutcome outcome = monitor_outcome(failure, interrupted, session.result());

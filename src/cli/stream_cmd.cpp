@@ -32,7 +32,9 @@ int run_stream(const std::string& command, const StreamOptions& opt, const std::
 
   // ---- prepare, run, outcome
   session.prepare(*source, *sink, session.engine_config());
+  session.measure_before();
   session.run(stop_flag);
+  session.measure_after();
   const RunOutcome outcome = session.outcome();
   if (file_sink && outcome.state == RunState::complete) {
     file_sink->commit();
