@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <fmt/format.h>
 #include <random>
 #include <stdexcept>
@@ -22,10 +23,42 @@ std::string bench_chain(int sections) {
   return s;
 }
 
+RepeatCheck check_repeats(const std::vector<double>& gbs, double shortest_repeat_ns, double clock_resolution_ns) {
+  RepeatCheck c;
+  if (gbs.empty()) return c;
+  std::vector<double> v = gbs;
+  std::sort(v.begin(), v.end());
+  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  c.spread = median > 0 ? (v.back() - v.front()) / median : 0;
+  std::string why;
+  if (c.spread > kBenchSpreadLimit)
+    why = fmt::format("its {} repeats disagree by {:.0f}% ((max - min) / median), more than the {:.0f}% the bench resolves",
+                      v.size(), c.spread * 100, kBenchSpreadLimit * 100);
+  if (clock_resolution_ns > 0 && shortest_repeat_ns < kBenchMinClockSteps * clock_resolution_ns)
+    why += fmt::format("{}a repeat of {:.0f} ns is under {:.0f} steps of the {:.0f} ns clock", why.empty() ? "" : "; ",
+                       shortest_repeat_ns, kBenchMinClockSteps, clock_resolution_ns);
+  c.warning = why;
+  return c;
+}
+
+double measure_clock_resolution_ns() {
+  using clock = std::chrono::steady_clock;
+  std::int64_t best = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const auto a = clock::now();
+    auto b = clock::now();
+    for (int k = 0; k < 1000 && b == a; ++k) b = clock::now();
+    const auto d = std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
+    if (d > 0 && (best == 0 || d < best)) best = d;
+  }
+  return static_cast<double>(std::max<std::int64_t>(best, 1));
+}
+
 namespace {
 
 template <class T>
-BenchRow bench_one(const BenchOptions& opt, bool fused, int channels, int sections, int chunk, DType dt) {
+BenchRow bench_one(const BenchOptions& opt, bool fused, int channels, int sections, int chunk, DType dt,
+                   double clock_ns) {
   using clock = std::chrono::steady_clock;
   const Plan plan = plan_chain(bench_chain(sections), opt.rate, fused);
   CpuBackend be(fused);
@@ -46,6 +79,7 @@ BenchRow bench_one(const BenchOptions& opt, bool fused, int channels, int sectio
   }
   const int per_repeat = std::max(1, n * 4);
   std::vector<double> gbs, ns_chunk;
+  double shortest = 0;
   const double work = static_cast<double>(sections) * chunk * channels;
   for (int r = 0; r < opt.repeats; ++r) {
     // keep the signal bounded: the filters have gain, refresh the input each repeat
@@ -55,8 +89,10 @@ BenchRow bench_one(const BenchOptions& opt, bool fused, int channels, int sectio
     for (int i = 0; i < per_repeat; ++i) be.process(v, nullptr);
     const double sec = std::chrono::duration<double>(clock::now() - a).count();
     gbs.push_back(work * per_repeat / sec / 1e9);
+    shortest = r == 0 ? sec * 1e9 : std::min(shortest, sec * 1e9);
     ns_chunk.push_back(sec * 1e9 / per_repeat);
   }
+  const RepeatCheck check = check_repeats(gbs, shortest, clock_ns);
   std::sort(gbs.begin(), gbs.end());
   std::sort(ns_chunk.begin(), ns_chunk.end());
   BenchRow row;
@@ -70,6 +106,10 @@ BenchRow bench_one(const BenchOptions& opt, bool fused, int channels, int sectio
   row.min_gbs = gbs.front();
   row.max_gbs = gbs.back();
   row.median_ns_per_chunk = ns_chunk[ns_chunk.size() / 2];
+  row.spread = check.spread;
+  row.shortest_repeat_ns = shortest;
+  row.clock_resolution_ns = clock_ns;
+  row.warning = check.warning;
   return row;
 }
 
@@ -77,13 +117,14 @@ BenchRow bench_one(const BenchOptions& opt, bool fused, int channels, int sectio
 
 std::vector<BenchRow> run_filter_bench(const BenchOptions& opt, const std::function<void(const BenchRow&)>& on_row) {
   std::vector<BenchRow> rows;
+  const double clock_ns = measure_clock_resolution_ns();
   for (DType dt : opt.dtypes)
     for (bool fused : opt.fused)
       for (int ch : opt.channels)
         for (int sec : opt.sections)
           for (int chunk : opt.chunks) {
-            BenchRow r = dt == DType::f32 ? bench_one<float>(opt, fused, ch, sec, chunk, dt)
-                                          : bench_one<double>(opt, fused, ch, sec, chunk, dt);
+            BenchRow r = dt == DType::f32 ? bench_one<float>(opt, fused, ch, sec, chunk, dt, clock_ns)
+                                          : bench_one<double>(opt, fused, ch, sec, chunk, dt, clock_ns);
             if (on_row) on_row(r);
             rows.push_back(r);
           }

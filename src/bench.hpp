@@ -18,7 +18,31 @@ struct BenchRow {
   std::size_t dispatches = 0;
   double median_gbs = 0, min_gbs = 0, max_gbs = 0;  // G biquad-samples/s over the repeats
   double median_ns_per_chunk = 0;
+  double spread = 0;               // (max - min) / median of the repeats' throughput
+  double shortest_repeat_ns = 0;   // wall time of the shortest repeat
+  double clock_resolution_ns = 0;  // the clock's measured step
+  std::string warning;             // empty when the repeats agree within what the bench resolves
 };
+
+/// Repeats whose throughput spreads by more than this share of their median, (max - min)
+/// / median, disagree by more than the bench can resolve: the row is flagged.
+inline constexpr double kBenchSpreadLimit = 0.10;
+/// A repeat shorter than this many steps of the clock is flagged too: the clock's step
+/// alone would then move its figure by more than 0.1 %.
+inline constexpr double kBenchMinClockSteps = 1000;
+
+/// The spread of one configuration's repeats (G biquad-samples/s) and, when they disagree
+/// by more than kBenchSpreadLimit or the shortest repeat lasts fewer than
+/// kBenchMinClockSteps clock steps, the warning that says so (else empty).
+struct RepeatCheck {
+  double spread = 0;
+  std::string warning;
+};
+RepeatCheck check_repeats(const std::vector<double>& gbs, double shortest_repeat_ns, double clock_resolution_ns);
+
+/// The steady clock's step as measured here: the smallest non-zero difference between
+/// consecutive readings (at least 1 ns). Not real-time.
+double measure_clock_resolution_ns();
 
 /// The bench chain of `sections` one-section peaking filters.
 std::string bench_chain(int sections);

@@ -1,6 +1,7 @@
 #include "src/cli/bench_cmd.hpp"
 
 #include <cstdio>
+#include <string>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -24,26 +25,47 @@ int run_bench(const BenchCommandOptions& o) {
   if (o.quick) opt.seconds_per_repeat = kBenchQuickSecondsPerRepeat;
   if (!o.json_path.empty()) check_output_path(o.json_path, fmt::format("--json '{}'", o.json_path));  // before the bench runs
 
-  fmt::print("{:<8} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10} {:>10} {:>10} {:>12}\n", "chain", "dtype", "ch", "sec", "chunk",
-             "disp", "Gbq-s/s", "min", "max", "ns/chunk");
-  auto rows = run_filter_bench(opt, [](const BenchRow& r) {
-    fmt::print("{:<8} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.0f}\n",
+  fmt::print("{:<8} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10} {:>10} {:>10} {:>12} {:>7}\n", "chain", "dtype", "ch", "sec",
+             "chunk", "disp", "Gbq-s/s", "min", "max", "ns/chunk", "spread");
+  std::size_t flagged = 0;
+  auto rows = run_filter_bench(opt, [&](const BenchRow& r) {
+    const std::string spread = fmt::format("{:.0f}%{}", r.spread * 100, r.warning.empty() ? "" : " !");
+    fmt::print("{:<8} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.0f} {:>7}\n",
                r.fused ? "fused" : "unfused", dtype_name(r.dtype), r.channels, r.sections, r.chunk, r.dispatches,
-               r.median_gbs, r.min_gbs, r.max_gbs, r.median_ns_per_chunk);
+               r.median_gbs, r.min_gbs, r.max_gbs, r.median_ns_per_chunk, spread);
     std::fflush(stdout);
+    if (!r.warning.empty()) {
+      ++flagged;
+      fmt::print(stderr, "chunkscope: bench: {} {} {} ch {} sections chunk {}: {}\n", r.fused ? "fused" : "unfused",
+                 dtype_name(r.dtype), r.channels, r.sections, r.chunk, r.warning);
+      std::fflush(stderr);
+    }
   });
   fmt::print("Gbq-s/s: 1e9 biquad-samples per second (sections x frames x channels / s), median of {} repeats\n",
              opt.repeats);
+  fmt::print("spread: (max - min) / median of the repeats; '!' above {:.0f}% (or a repeat too short for the clock): the "
+             "repeats disagree by more than the bench resolves\n",
+             kBenchSpreadLimit * 100);
+  if (flagged > 0)
+    fmt::print(stderr,
+               "chunkscope: bench: {} of {} row(s) flagged: the machine was busy or changing speed while they ran; run "
+               "again{}, and compare only rows that agree\n",
+               flagged, rows.size(), o.quick ? " without --quick" : "");
   if (!o.json_path.empty()) {
     json j;
     j["schema"] = "chunkscope.bench/1";
     j["unit"] = "1e9 biquad-samples per second";
     j["repeats"] = opt.repeats;
+    j["spread_limit"] = kBenchSpreadLimit;
+    j["min_clock_steps"] = kBenchMinClockSteps;
+    j["clock_resolution_ns"] = rows.empty() ? 0.0 : rows.front().clock_resolution_ns;
     json a = json::array();
     for (const auto& r : rows)
       a.push_back({{"fused", r.fused}, {"dtype", dtype_name(r.dtype)}, {"channels", r.channels}, {"sections", r.sections},
                    {"chunk", r.chunk}, {"dispatches", r.dispatches}, {"median_gbs", r.median_gbs},
-                   {"min_gbs", r.min_gbs}, {"max_gbs", r.max_gbs}, {"median_ns_per_chunk", r.median_ns_per_chunk}});
+                   {"min_gbs", r.min_gbs}, {"max_gbs", r.max_gbs}, {"median_ns_per_chunk", r.median_ns_per_chunk},
+                   {"spread", r.spread}, {"shortest_repeat_ns", r.shortest_repeat_ns},
+                   {"warning", r.warning.empty() ? json(nullptr) : json(r.warning)}});
     j["rows"] = a;
     cli::guard_outputs({{"--json", o.json_path}});
     write_json_file(o.json_path, j, fmt::format("--json '{}'", o.json_path));

@@ -13,6 +13,7 @@
 #include "src/environment.hpp"
 #include "src/errors.hpp"
 #include "src/report/build.hpp"
+#include "src/report/format.hpp"
 #include "src/report/schema.hpp"
 #include "src/report/terminal.hpp"
 #include "rt/run_stats.hpp"
@@ -69,6 +70,179 @@ std::vector<VariantSpec> parse_variants(const std::string& list) {
   return out;
 }
 
+// ---------------------------------------------------------------- across rounds
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const std::size_t n = v.size(), h = n / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
+  const double hi = v[h];
+  if (n % 2 == 1) return hi;
+  const double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h));
+  return lo + (hi - lo) / 2;
+}
+
+std::vector<double> round_values(const CompareRounds& r, CompareFigure figure) {
+  std::vector<double> out;
+  for (const auto& rd : r.rounds)
+    if (rd.complete)
+      if (const auto v = rd.figure(figure)) out.push_back(*v);
+  return out;
+}
+
+std::vector<CompareSpread> spreads_of(const std::vector<CompareRound>& rounds) {
+  CompareRounds r;
+  r.rounds = rounds;
+  std::vector<CompareSpread> out;
+  for (int f = 0; f < kCompareFigureCount; ++f) {
+    const auto fig = static_cast<CompareFigure>(f);
+    const std::vector<double> v = round_values(r, fig);
+    if (v.empty()) continue;
+    CompareSpread s;
+    s.figure = fig;
+    s.rounds = static_cast<int>(v.size());
+    s.min = *std::min_element(v.begin(), v.end());
+    s.max = *std::max_element(v.begin(), v.end());
+    s.median = median_of(v);
+    out.push_back(s);
+  }
+  return out;
+}
+
+namespace {
+
+// splitmix64: a small generator whose sequence is the same on every platform and library
+// (std:: distributions are not), so a seeded bootstrap gives the same interval everywhere.
+struct SplitMix64 {
+  std::uint64_t s;
+  std::uint64_t next() noexcept {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  std::size_t below(std::size_t n) noexcept {  // 0..n-1 (the bias of % is below 2^-57 for n <= 100)
+    return static_cast<std::size_t>(next() % n);
+  }
+};
+
+// The median of a resample (with replacement) of `v`, using `buf` as scratch.
+double resampled_median(const std::vector<double>& v, SplitMix64& rng, std::vector<double>& buf) {
+  buf.resize(v.size());
+  for (auto& x : buf) x = v[rng.below(v.size())];
+  return median_of(buf);
+}
+
+std::string fig_value(CompareFigure f, double v) {
+  return CompareRound::figure_is_time(f) ? fmt_time(v) : fmt::format("{:g}", v);
+}
+
+}  // namespace
+
+std::optional<std::pair<double, double>> bootstrap_ratio_interval(const std::vector<double>& baseline,
+                                                                  const std::vector<double>& variant,
+                                                                  const CompareRule& rule) {
+  if (baseline.empty() || variant.empty() || rule.resamples < 1) return std::nullopt;
+  for (double b : baseline)
+    if (!(b > 0)) return std::nullopt;
+  SplitMix64 rng{rule.seed};
+  std::vector<double> ratios, buf;
+  ratios.reserve(static_cast<std::size_t>(rule.resamples));
+  for (int i = 0; i < rule.resamples; ++i) {
+    const double mb = resampled_median(baseline, rng, buf);
+    const double mv = resampled_median(variant, rng, buf);
+    ratios.push_back(mv / mb);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double tail = std::clamp((1 - rule.confidence) / 2, 0.0, 0.5);
+  const auto k = std::min(static_cast<std::size_t>(tail * static_cast<double>(ratios.size())), ratios.size() - 1);
+  return std::pair{ratios[k], ratios[ratios.size() - 1 - k]};
+}
+
+CompareCall judge_figure(CompareFigure figure, const std::vector<double>& baseline, const std::vector<double>& variant,
+                         const CompareRule& rule) {
+  CompareCall c;
+  c.figure = figure;
+  c.rounds = static_cast<int>(variant.size());
+  c.baseline_rounds = static_cast<int>(baseline.size());
+  if (baseline.empty() || variant.empty()) {
+    c.call = CompareCall::Call::cannot_judge;
+    c.reason = "no per-round values on one side";
+    return c;
+  }
+  const double mb = median_of(baseline), mv = median_of(variant);
+  if (mb > 0) c.ratio_of_medians = mv / mb;
+  const auto [bmin, bmax] = std::minmax_element(baseline.begin(), baseline.end());
+  const auto [vmin, vmax] = std::minmax_element(variant.begin(), variant.end());
+  c.ranges_overlap = !(*vmax < *bmin || *vmin > *bmax);
+  c.higher = mv > mb || (mv == mb && *vmin > *bmax);
+  const auto range = [&](double lo, double hi) { return fmt::format("{}..{}", fig_value(figure, lo), fig_value(figure, hi)); };
+  if (c.rounds < rule.min_rounds || c.baseline_rounds < rule.min_rounds) {
+    c.call = CompareCall::Call::cannot_judge;
+    c.reason = fmt::format("{} round(s) against the baseline's {}: the spread across rounds cannot be judged below {}",
+                           c.rounds, c.baseline_rounds, rule.min_rounds);
+    return c;
+  }
+  if (const auto iv = bootstrap_ratio_interval(baseline, variant, rule)) {
+    c.interval_low = iv->first;
+    c.interval_high = iv->second;
+  }
+  const int pct = static_cast<int>(std::lround(rule.confidence * 100));
+  if (!c.ranges_overlap) {
+    c.call = CompareCall::Call::difference;
+    c.reason = fmt::format("ranges apart: every round {} the baseline's (range {} against {})",
+                           c.higher ? "above" : "below", range(*vmin, *vmax), range(*bmin, *bmax));
+    return c;
+  }
+  if (c.interval_low && (*c.interval_low > 1 || *c.interval_high < 1)) {
+    c.call = CompareCall::Call::difference;
+    c.higher = *c.interval_low > 1;
+    c.reason = fmt::format("ranges overlap, but the {}% bootstrap interval of the ratio of medians, {:.3f}..{:.3f}, "
+                           "excludes 1",
+                           pct, *c.interval_low, *c.interval_high);
+    return c;
+  }
+  c.call = CompareCall::Call::no_clear_difference;
+  c.higher = false;
+  if (c.interval_low)
+    c.reason = fmt::format("ranges overlap ({} against {}) and the {}% bootstrap interval of the ratio of medians, "
+                           "{:.3f}..{:.3f}, holds 1",
+                           range(*vmin, *vmax), range(*bmin, *bmax), pct, *c.interval_low, *c.interval_high);
+  else
+    c.reason = fmt::format("ranges overlap ({} against {}); no ratio interval (a baseline round is 0)",
+                           range(*vmin, *vmax), range(*bmin, *bmax));
+  return c;
+}
+
+std::vector<CompareCall> judge_rounds(const std::vector<CompareRounds>& per_round, const std::string& baseline,
+                                      const CompareRule& rule) {
+  std::vector<CompareCall> out;
+  const CompareRounds* base = nullptr;
+  for (const auto& r : per_round)
+    if (r.variant == baseline) base = &r;
+  if (!base) return out;
+  for (const auto& r : per_round) {
+    if (&r == base) continue;
+    for (int f = 0; f < kCompareFigureCount; ++f) {
+      const auto fig = static_cast<CompareFigure>(f);
+      const auto bv = round_values(*base, fig), vv = round_values(r, fig);
+      if (bv.empty() && vv.empty()) continue;  // a figure neither side has (nothing counted)
+      CompareCall c = judge_figure(fig, bv, vv, rule);
+      c.variant = r.variant;
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+std::uint64_t verdict_events(const RunReport& rep) {
+  // STALL EVENTS GO HERE: return the number of RunReport::stalls once the run report has
+  // them (and say "stall events" in verdict_events_of()).
+  return rep.counts.misses;
+}
+
+const char* verdict_events_of() { return "misses"; }
+
 namespace {
 
 struct Variant {
@@ -82,7 +256,46 @@ struct Variant {
   std::int64_t wall_ns = 0;
   bool failed = false;
   std::string failure;
+  std::vector<CompareRound> rounds;  // each round's own figures
 };
+
+// The values recorded into `after` since it looked like `before` (same layout, `after`
+// holds everything `before` did), each at its slot's highest equivalent value: the
+// histogram of one round out of the pooled one.
+stats::LogHistogram since(const stats::LogHistogram& after, const stats::LogHistogram& before) {
+  stats::LogHistogram d(after.highest_trackable(), after.significant_digits());
+  if (after.count() <= before.count() || !after.same_layout(before)) return d;
+  const std::size_t last = after.last_recorded_index();
+  for (std::size_t i = after.first_recorded_index(); i <= last; ++i) {
+    const std::uint64_t a = after.count_at_index(i), b = before.count_at_index(i);
+    if (a > b) d.record_n(after.value_from_index(i) + (after.slot_width(i) - 1), a - b);
+  }
+  return d;
+}
+
+// The figures of one round of `v`, from its pooled statistics before and after the round.
+struct RoundMark {
+  stats::LogHistogram latency, process;
+  std::uint64_t chunks = 0, misses = 0;
+  explicit RoundMark(const RunStats& st)
+      : latency(st.latency), process(st.stage[static_cast<std::size_t>(Stage::process)]), chunks(st.chunks),
+        misses(st.misses) {}
+};
+
+CompareRound round_figures(const RunStats& st, const RoundMark& before, const EngineResult& er) {
+  CompareRound r;
+  r.counted = st.chunks - before.chunks;
+  r.misses = st.misses - before.misses;
+  r.drops = er.drops;
+  const auto pcts = [](const stats::LogHistogram& h, std::optional<std::int64_t>& p50, std::optional<std::int64_t>& p95) {
+    if (h.empty()) return;
+    p50 = static_cast<std::int64_t>(h.value_at_percentile(50));
+    p95 = static_cast<std::int64_t>(h.value_at_percentile(95));
+  };
+  pcts(since(st.latency, before.latency), r.latency_p50_ns, r.latency_p95_ns);
+  pcts(since(st.stage[static_cast<std::size_t>(Stage::process)], before.process), r.process_p50_ns, r.process_p95_ns);
+  return r;
+}
 
 void merge_result(EngineResult& into, const EngineResult& r, bool first) {
   if (first) {
@@ -145,7 +358,11 @@ CompareSummary summarize_variant(const std::string& name, const RunReport& rep, 
   if (gpu > 0) s.gpu_p50_ns = gpu;
   s.misses = rep.counts.misses;
   s.drops = rep.counts.drops;
-  s.realtime_safe = rep.verdict.realtime_safe;
+  s.verdict_events = verdict_events(rep);
+  s.verdict_events_of = verdict_events_of();
+  // the run's own verdict, with the events above counted instead of the raw misses
+  if (rep.verdict.realtime_safe)
+    s.realtime_safe = (!rep.headroom || rep.headroom->p95 >= 0) && s.verdict_events == 0 && s.drops == 0;
   s.ratio_latency_p95 = ratio(double(rep.latency.p95), double(base.latency.p95));
   s.ratio_process_p50 = ratio(double(rep.stage(Stage::process).p50), double(base.stage(Stage::process).p50));
   return s;
@@ -219,6 +436,9 @@ CompareReport build_compare(std::vector<Variant>& vars, const StreamSetup& su, c
     }
     out.summary.push_back(summarize_variant(e.name, *e.report, b));
   }
+  for (const auto& v : vars)
+    if (v.available) out.per_round.push_back({v.spec.name, v.rounds, spreads_of(v.rounds)});
+  out.differences = judge_rounds(out.per_round, out.baseline, out.rule);
   return out;
 }
 
@@ -274,6 +494,7 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
   bool interrupted = false;
   int rounds_done = 0;
   for (int round = 0; round < co.rounds && !interrupted; ++round) {
+    int position = 0;
     for (std::size_t k = 0; k < vars.size() && !interrupted; ++k) {
       auto& v = vars[(k + static_cast<std::size_t>(round)) % vars.size()];
       if (!v.available || v.failed) continue;
@@ -285,6 +506,7 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
       if (!ok(engine.prepare(ec, *v.backend, *source, sink, v.stats)))
         throw RuntimeFailure("engine: prepare failed (invalid configuration)");
       engine.watch_stop_flag(stop_flag);
+      const RoundMark mark(v.stats);
       const EngineResult er = engine.run();
       merge_result(v.merged, er, v.wall_ns == 0);
       v.wall_ns += er.end_ns - er.start_ns;
@@ -298,6 +520,11 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
         v.failure = fmt::format("processing failed in round {}: {}{}", round + 1, describe(er.process_status),
                                 extra.empty() ? "" : " (" + extra + ")");
       }
+      CompareRound rd = round_figures(v.stats, mark, er);
+      rd.round = round + 1;
+      rd.position = ++position;
+      rd.complete = er.status != Status::interrupted && !v.failed;
+      v.rounds.push_back(rd);
     }
     if (!interrupted) ++rounds_done;
   }

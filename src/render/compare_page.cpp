@@ -104,13 +104,34 @@ std::string ratio_table(const CompareReport& c) {
         "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
         esc(row.variant), esc(row.stage), ft(static_cast<double>(row.p50)), ft(static_cast<double>(row.p95)),
         ft(static_cast<double>(row.p99)), rt(row.ratio_p50), rt(row.ratio_p95), rt(row.ratio_p99));
-  return s + "</table><p class=\"caption\">Ratios are each variant's percentile over the baseline's (below 1: faster).</p>";
+  return s + "</table><p class=\"caption\">Ratios are each variant's pooled percentile over the baseline's (below 1: "
+             "faster); whether a ratio holds across rounds is judged under <a href=\"#rounds\">Across rounds</a>.</p>";
 }
 
 // "real-time safe", "NOT safe" or "throughput only", as the terminal summary says it.
 std::pair<const char*, const char*> verdict_word(const std::optional<bool>& safe) {
   if (!safe) return {"none", "throughput only"};
   return *safe ? std::pair{"ok", "real-time safe"} : std::pair{"bad", "NOT safe"};
+}
+
+const CompareCall* call_of(const CompareReport& c, const std::string& variant, CompareFigure f) {
+  for (const auto& d : c.differences)
+    if (d.variant == variant && d.figure == f) return &d;
+  return nullptr;
+}
+
+// The call in a few words, as the terminal says it: "slower", "no clear difference", ...
+std::string call_word(const CompareCall& d) {
+  if (d.call != CompareCall::Call::difference) return CompareCall::call_name(d.call);
+  if (CompareRound::figure_is_time(d.figure)) return d.higher ? "slower" : "faster";
+  return d.higher ? "more" : "fewer";
+}
+
+// What the summary says of a variant's end-to-end p95 across rounds.
+std::string over_rounds(const CompareReport& c, const std::string& variant) {
+  if (variant == c.baseline) return "baseline";
+  const CompareCall* d = call_of(c, variant, CompareFigure::latency_p95);
+  return d ? call_word(*d) : "-";
 }
 
 std::string summary_table(const CompareReport& c) {
@@ -120,21 +141,167 @@ std::string summary_table(const CompareReport& c) {
   std::string s =
       "<table class=\"summary\"><tr><th>variant</th><th class=\"n\">latency p95</th><th class=\"n\">headroom p95</th>"
       "<th class=\"n\">launches/chunk</th><th class=\"n\">dispatches/chunk</th><th class=\"n\">launch p50</th>"
-      "<th class=\"n\">GPU p50</th><th class=\"n\">ratio p95</th><th class=\"n\">misses</th><th class=\"n\">drops</th>"
-      "<th>verdict</th></tr>";
+      "<th class=\"n\">GPU p50</th><th class=\"n\">ratio p95</th><th>p95 over rounds</th><th class=\"n\">misses</th>"
+      "<th class=\"n\">drops</th><th>verdict</th></tr>";
   for (const auto& row : c.summary) {
     const auto [cls, word] = verdict_word(row.realtime_safe);
+    const std::string events = row.realtime_safe && !*row.realtime_safe && row.verdict_events > 0
+                                   ? fmt::format(" ({} {})", row.verdict_events, esc(row.verdict_events_of))
+                                   : "";
     s += fmt::format(
         "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.2f}</td>"
-        "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-        "<td class=\"n\">{}</td><td class=\"{}\">{}{}</td></tr>",
+        "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td>"
+        "<td class=\"n\">{}</td><td class=\"{}\">{}{}{}</td></tr>",
         esc(row.variant), tm(row.latency_p95_ns), tm(row.headroom_p95_ns), row.launches_per_chunk, row.dispatches_per_chunk,
-        tm(row.launch_p50_ns), tm(row.gpu_p50_ns), rt(row.ratio_latency_p95), row.misses, row.drops, cls, word,
-        row.state == RunState::complete ? "" : fmt::format(" ({})", run_state_name(row.state)));
+        tm(row.launch_p50_ns), tm(row.gpu_p50_ns), rt(row.ratio_latency_p95), esc(over_rounds(c, row.variant)), row.misses,
+        row.drops, cls, word, events, row.state == RunState::complete ? "" : fmt::format(" ({})", run_state_name(row.state)));
   }
   return s +
-         "</table><p class=\"caption\">GPU p50 adds the p50s of H2D, kernel and D2H; ratio p95 is the end-to-end p95 over "
-         "the baseline's.</p>";
+         "</table><p class=\"caption\">GPU p50 adds the p50s of H2D, kernel and D2H; ratio p95 is the pooled end-to-end "
+         "p95 over the baseline's, and a ratio alone is no difference: <i>p95 over rounds</i> says whether it holds across "
+         "rounds (see <a href=\"#rounds\">Across rounds</a>).</p>";
+}
+
+// ---------------------------------------------------------------- across rounds
+
+const char* figure_label(CompareFigure f) {
+  switch (f) {
+    case CompareFigure::latency_p50: return "end-to-end p50";
+    case CompareFigure::latency_p95: return "end-to-end p95";
+    case CompareFigure::process_p50: return "process p50";
+    case CompareFigure::process_p95: return "process p95";
+    case CompareFigure::misses: return "misses";
+    case CompareFigure::drops: return "drops";
+    case CompareFigure::count: break;
+  }
+  return "?";
+}
+
+std::string fig_text(CompareFigure f, double v) {
+  return CompareRound::figure_is_time(f) ? ft(v) : fmt::format("{:g}", v);
+}
+
+// Each variant's end-to-end p95 round by round: a dot per complete round, its min..max
+// range as a line and its median as a tick, so overlapping ranges are seen at once.
+std::string rounds_plot(const CompareReport& c) {
+  double vmax = 0;
+  std::size_t rows = 0;
+  for (const auto& v : c.per_round)
+    if (const CompareSpread* sp = v.find(CompareFigure::latency_p95)) {
+      vmax = std::max(vmax, sp->max);
+      ++rows;
+    }
+  if (rows == 0 || vmax <= 0) return "";
+  const int rowh = 36;
+  Plot p("plot-compare-rounds", "End-to-end p95 of each round, per variant (range and median)", 1100,
+         static_cast<int>(Plot::kT + Plot::kB) + rowh * static_cast<int>(rows) + 10);
+  p.x.lo = 0;
+  p.x.hi = vmax * 1.15;
+  p.y.lo = 0;
+  p.y.hi = static_cast<double>(rows);
+  p.xticks = time_ticks(0, p.x.hi, 10);
+  p.xlabel = "end-to-end p95 of one round";
+  std::size_t i = 0;
+  for (const auto& v : c.per_round) {
+    const CompareSpread* sp = v.find(CompareFigure::latency_p95);
+    if (!sp) continue;
+    const double yc = p.y(static_cast<double>(rows - i) - 0.5) + 6;
+    const char* color = kCurvePalette[i % kCurvePalette.size()];
+    p.body += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" style=\"stroke:{};stroke-width:2\"/>",
+                          f1(p.x(sp->min)), f1(yc), f1(p.x(sp->max)), f1(yc), color);
+    p.body += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" style=\"stroke:{};stroke-width:3\"/>",
+                          f1(p.x(sp->median)), f1(yc - 8), f1(p.x(sp->median)), f1(yc + 8), color);
+    for (const auto& rd : v.rounds)
+      if (rd.complete && rd.latency_p95_ns)
+        p.body += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" style=\"fill:{}\"><title>round {}: {}</title></circle>",
+                              f1(p.x(static_cast<double>(*rd.latency_p95_ns))), f1(yc), color, rd.round,
+                              esc(fmt_time(static_cast<double>(*rd.latency_p95_ns))));
+    p.text(p.x.a + 4, yc - 10,
+           fmt::format("{}{}: median {}, range {} – {}", v.variant, v.variant == c.baseline ? " (baseline)" : "",
+                       fmt_time(sp->median), fmt_time(sp->min), fmt_time(sp->max)),
+           "start", "lbl vname");
+    ++i;
+  }
+  p.add_legend(LK::dot, "", "one round");
+  p.add_legend(LK::line, "", "min..max over rounds, tick at the median");
+  return p.str();
+}
+
+std::string calls_table(const CompareReport& c) {
+  std::string s =
+      "<table class=\"rounds\"><tr><th>figure</th><th>variant</th><th class=\"n\">rounds</th><th class=\"n\">min</th>"
+      "<th class=\"n\">median</th><th class=\"n\">max</th><th class=\"n\">ratio of medians</th>"
+      "<th class=\"n\">bootstrap interval</th><th>across rounds</th></tr>";
+  for (int f = 0; f < kCompareFigureCount; ++f) {
+    const auto fig = static_cast<CompareFigure>(f);
+    bool first = true;
+    for (const auto& v : c.per_round) {
+      const CompareSpread* sp = v.find(fig);
+      if (!sp) continue;
+      std::string ratio = "-", interval = "-", call = "baseline";
+      if (v.variant != c.baseline) {
+        call = "-";
+        if (const CompareCall* d = call_of(c, v.variant, fig)) {
+          if (d->ratio_of_medians) ratio = fmt::format("{:.3f}", *d->ratio_of_medians);
+          if (d->interval_low && d->interval_high) interval = fmt::format("{:.3f} – {:.3f}", *d->interval_low, *d->interval_high);
+          call = "<b>" + esc(call_word(*d)) + "</b>: " + esc(d->reason);
+        }
+      }
+      s += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\"{nw}>{}</td><td class=\"n\"{nw}>{}</td>"
+          "<td class=\"n\"{nw}>{}</td><td class=\"n\">{}</td><td class=\"n\"{nw}>{}</td><td>{}</td></tr>",
+          first ? figure_label(fig) : "", esc(v.variant), sp->rounds, fig_text(fig, sp->min), fig_text(fig, sp->median),
+          fig_text(fig, sp->max), ratio, interval, call, fmt::arg("nw", " style=\"white-space:nowrap\""));
+      first = false;
+    }
+  }
+  return s + "</table>";
+}
+
+std::string per_round_table(const CompareRounds& v) {
+  auto tm = [](const std::optional<std::int64_t>& x) { return x ? ft(static_cast<double>(*x)) : std::string("-"); };
+  std::string s = fmt::format(
+      "<details><summary>{}: {} round(s)</summary><table><tr><th class=\"n\">round</th><th class=\"n\">ran</th>"
+      "<th class=\"n\">counted</th><th class=\"n\">end-to-end p50</th><th class=\"n\">end-to-end p95</th>"
+      "<th class=\"n\">process p50</th><th class=\"n\">process p95</th><th class=\"n\">misses</th>"
+      "<th class=\"n\">drops</th><th></th></tr>",
+      esc(v.variant), v.rounds.size());
+  for (const auto& rd : v.rounds)
+    s += fmt::format(
+        "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+        "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+        "<td class=\"n\">{}</td><td>{}</td></tr>",
+        rd.round, rd.position > 0 ? fmt::format("{}.", rd.position) : std::string("-"), rd.counted, tm(rd.latency_p50_ns),
+        tm(rd.latency_p95_ns), tm(rd.process_p50_ns), tm(rd.process_p95_ns), rd.misses, rd.drops,
+        rd.complete ? "" : "incomplete (not in the spread)");
+  return s + "</table></details>";
+}
+
+std::string rounds_section(const CompareReport& c) {
+  std::string s = "<h2 id=\"rounds\">Across rounds</h2>";
+  if (c.per_round.empty())
+    return s + "<p class=\"note\">This report holds no per-round figures (it was written before they were kept): only "
+               "the pooled figures above, which cannot tell a difference from noise.</p>";
+  int fewest = -1;
+  for (const auto& v : c.per_round) {
+    int n = 0;
+    for (const auto& rd : v.rounds) n += rd.complete ? 1 : 0;
+    fewest = fewest < 0 ? n : std::min(fewest, n);
+  }
+  s += fmt::format(
+      "<p>Each round's own figures (its counted chunks alone), and their spread over the complete rounds. A figure differs "
+      "from the baseline's only when the difference holds across rounds: the two per-round ranges (min–max) do not "
+      "overlap, or the {:.0f}% bootstrap interval of the ratio of medians ({} resamples, seeded) excludes 1; otherwise "
+      "it is <i>no clear difference</i>. With fewer than {} complete rounds on either side the spread cannot be "
+      "judged.</p>",
+      c.rule.confidence * 100, c.rule.resamples, c.rule.min_rounds);
+  if (fewest < c.rule.min_rounds)
+    s += fmt::format("<p class=\"note\">{} complete round(s): the spread across rounds cannot be judged (run with "
+                     "<code>--rounds {}</code> or more).</p>",
+                     std::max(fewest, 0), c.rule.min_rounds);
+  s += rounds_plot(c) + calls_table(c);
+  for (const auto& v : c.per_round) s += per_round_table(v);
+  return s + "<p class=\"caption\">ran: the variant's place in the round's order (the order rotates each round).</p>";
 }
 
 std::string variant_section(const Variant& v) {
@@ -185,6 +352,7 @@ std::string render_html(const CompareReport& c) {
   }
   s += overlay_percentiles(vs);
   s += ratio_table(c);
+  s += rounds_section(c);
   for (const auto& v : vs) s += variant_section(v);
   return s + page_foot("Written by chunkscope report from a saved compare report.");
 }

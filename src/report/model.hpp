@@ -369,6 +369,100 @@ struct CompareSummary {
   std::uint64_t misses = 0, drops = 0;
   std::optional<bool> realtime_safe;
   std::optional<double> ratio_latency_p95, ratio_process_p50;
+  // what the verdict counts: `verdict_events` events of kind `verdict_events_of` ("misses"
+  // today); older files lack them (read as the misses)
+  std::uint64_t verdict_events = 0;
+  std::string verdict_events_of = "misses";
+};
+
+/// The per-round figures a comparison keeps, in the order they are listed and judged.
+enum class CompareFigure : int { latency_p50, latency_p95, process_p50, process_p95, misses, drops, count };
+inline constexpr int kCompareFigureCount = static_cast<int>(CompareFigure::count);
+
+/// One round of one variant: figures of that round's counted chunks alone.
+struct CompareRound {
+  int round = 0;           // 1-based
+  int position = 0;        // 1-based place of the variant in the round's order
+  bool complete = true;    // false: the round was interrupted, or the variant failed in it
+  std::uint64_t counted = 0;
+  std::optional<std::int64_t> latency_p50_ns, latency_p95_ns, process_p50_ns, process_p95_ns;  // nullopt: nothing counted
+  std::uint64_t misses = 0, drops = 0;
+
+  /// The round's value of `f`, nullopt where it has none.
+  std::optional<double> figure(CompareFigure f) const noexcept {
+    auto t = [](const std::optional<std::int64_t>& v) { return v ? std::optional<double>(double(*v)) : std::nullopt; };
+    switch (f) {
+      case CompareFigure::latency_p50: return t(latency_p50_ns);
+      case CompareFigure::latency_p95: return t(latency_p95_ns);
+      case CompareFigure::process_p50: return t(process_p50_ns);
+      case CompareFigure::process_p95: return t(process_p95_ns);
+      case CompareFigure::misses: return double(misses);
+      case CompareFigure::drops: return double(drops);
+      case CompareFigure::count: break;
+    }
+    return std::nullopt;
+  }
+  /// The figure's key: "latency_p50_ns", ..., "misses", "drops".
+  static const char* figure_key(CompareFigure f) noexcept {
+    constexpr const char* keys[kCompareFigureCount] = {"latency_p50_ns", "latency_p95_ns", "process_p50_ns",
+                                                       "process_p95_ns", "misses",         "drops"};
+    const int i = static_cast<int>(f);
+    return i >= 0 && i < kCompareFigureCount ? keys[i] : "?";
+  }
+  /// True for figures that are times in ns (the others are counts).
+  static bool figure_is_time(CompareFigure f) noexcept {
+    return f != CompareFigure::misses && f != CompareFigure::drops;
+  }
+};
+
+/// The spread of one figure over a variant's complete rounds that have a value for it.
+struct CompareSpread {
+  CompareFigure figure = CompareFigure::latency_p95;
+  int rounds = 0;
+  double min = 0, median = 0, max = 0;
+};
+
+/// One variant's rounds and the spread of each figure across them.
+struct CompareRounds {
+  std::string variant;
+  std::vector<CompareRound> rounds;
+  std::vector<CompareSpread> spread;  // figures with a value in at least one complete round
+  const CompareSpread* find(CompareFigure f) const noexcept {
+    for (const auto& s : spread)
+      if (s.figure == f) return &s;
+    return nullptr;
+  }
+};
+
+/// How a comparison decides that a figure differs: see docs/profiler.md (compare).
+struct CompareRule {
+  int min_rounds = 3;         // fewer complete rounds on either side: the spread cannot be judged
+  int resamples = 2000;       // bootstrap resamples of the ratio of medians
+  double confidence = 0.95;   // two-sided percentile interval
+  std::uint64_t seed = 0x6368756e6b73636full;  // the resampling is seeded: the same rounds give the same call
+};
+
+/// Whether one figure of a variant differs from the baseline's, judged across rounds.
+struct CompareCall {
+  enum class Call { difference, no_clear_difference, cannot_judge };
+  std::string variant;
+  CompareFigure figure = CompareFigure::latency_p95;
+  Call call = Call::cannot_judge;
+  std::string reason;                       // in words: which rule decided, or why none could
+  int rounds = 0, baseline_rounds = 0;      // values on each side
+  bool ranges_overlap = true;               // the per-round min..max ranges touch or overlap
+  bool higher = false;                      // with a difference: the variant's figure is the higher one
+  std::optional<double> ratio_of_medians;   // variant's median over the baseline's; nullopt: baseline median 0
+  std::optional<double> interval_low, interval_high;  // bootstrap interval of that ratio; nullopt: not computed
+  /// "difference", "no clear difference", "cannot judge".
+  static const char* call_name(Call c) noexcept {
+    switch (c) {
+      case Call::difference: return "difference";
+      case Call::no_clear_difference: return "no clear difference";
+      case Call::cannot_judge: return "cannot judge";
+    }
+    return "?";
+  }
 };
 
 struct CompareReport {
@@ -382,6 +476,10 @@ struct CompareReport {
   std::vector<CompareVariant> variants;
   std::vector<CompareRow> table;
   std::vector<CompareSummary> summary;
+  // across rounds (older files lack them: empty)
+  std::vector<CompareRounds> per_round;  // one per variant that ran, in the variants' order
+  std::vector<CompareCall> differences;  // each figure of each variant but the baseline
+  CompareRule rule;
 
   /// The variant named `name`, or nullptr.
   const CompareVariant* find(const std::string& name) const noexcept;

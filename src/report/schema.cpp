@@ -427,8 +427,50 @@ json compare_head(const CompareReport& r) {
                        {"drops", s.drops},
                        {"realtime_safe", opt_num(s.realtime_safe)},
                        {"ratio_latency_p95", opt_num(s.ratio_latency_p95)},
-                       {"ratio_process_p50", opt_num(s.ratio_process_p50)}});
+                       {"ratio_process_p50", opt_num(s.ratio_process_p50)},
+                       {"verdict_events", s.verdict_events},
+                       {"verdict_events_of", s.verdict_events_of}});
   out["summary"] = summary;
+  // across rounds: each variant's rounds and spreads, the calls against the baseline, the rule
+  json per_round = json::array();
+  for (const auto& v : r.per_round) {
+    json rounds = json::array();
+    for (const auto& rd : v.rounds)
+      rounds.push_back({{"round", rd.round},
+                        {"position", rd.position},
+                        {"complete", rd.complete},
+                        {"counted", rd.counted},
+                        {"latency_p50_ns", opt_num(rd.latency_p50_ns)},
+                        {"latency_p95_ns", opt_num(rd.latency_p95_ns)},
+                        {"process_p50_ns", opt_num(rd.process_p50_ns)},
+                        {"process_p95_ns", opt_num(rd.process_p95_ns)},
+                        {"misses", rd.misses},
+                        {"drops", rd.drops}});
+    json spread = json::object();
+    for (const auto& sp : v.spread)
+      spread[CompareRound::figure_key(sp.figure)] = {
+          {"rounds", sp.rounds}, {"min", sp.min}, {"median", sp.median}, {"max", sp.max}};
+    per_round.push_back({{"variant", v.variant}, {"rounds", rounds}, {"spread", spread}});
+  }
+  out["per_round"] = per_round;
+  json differences = json::array();
+  for (const auto& c : r.differences)
+    differences.push_back({{"variant", c.variant},
+                           {"figure", CompareRound::figure_key(c.figure)},
+                           {"call", CompareCall::call_name(c.call)},
+                           {"reason", c.reason},
+                           {"rounds", c.rounds},
+                           {"baseline_rounds", c.baseline_rounds},
+                           {"ranges_overlap", c.ranges_overlap},
+                           {"higher", c.higher},
+                           {"ratio_of_medians", opt_num(c.ratio_of_medians)},
+                           {"interval_low", opt_num(c.interval_low)},
+                           {"interval_high", opt_num(c.interval_high)}});
+  out["differences"] = differences;
+  out["difference_rule"] = {{"min_rounds", r.rule.min_rounds},
+                            {"resamples", r.rule.resamples},
+                            {"confidence", r.rule.confidence},
+                            {"seed", r.rule.seed}};
   return out;
 }
 
@@ -1271,6 +1313,108 @@ RunReport run_report_from_json(const json& j) {
   return read_run(n);
 }
 
+namespace {
+
+CompareFigure read_figure(const Node& n) {
+  const std::string s = n.string();
+  std::string all;
+  for (int f = 0; f < kCompareFigureCount; ++f) {
+    if (s == CompareRound::figure_key(static_cast<CompareFigure>(f))) return static_cast<CompareFigure>(f);
+    all += (f ? ", " : "") + std::string(CompareRound::figure_key(static_cast<CompareFigure>(f)));
+  }
+  n.fail(fmt::format("'{}' is not a figure ({})", s, all));
+}
+
+CompareCall::Call read_call(const Node& n) {
+  const std::string s = n.string();
+  for (auto c : {CompareCall::Call::difference, CompareCall::Call::no_clear_difference, CompareCall::Call::cannot_judge})
+    if (s == CompareCall::call_name(c)) return c;
+  n.fail(fmt::format("'{}' is not difference, no clear difference or cannot judge", s));
+}
+
+// per_round, differences and difference_rule: later than the first compare files, so each
+// may be missing (older files keep the defaults); what is there is read strictly.
+void read_compare_rounds(const Node& n, CompareReport& c) {
+  auto opt_time = [](const Node& e, const char* k) -> std::optional<std::int64_t> {
+    if (!e.has(k)) return std::nullopt;
+    const std::int64_t v = e.at(k).integer();
+    if (v < 0) e.at(k).fail(fmt::format("{} ns is not a time (below 0)", v));
+    return v;
+  };
+  if (auto pa = n.arr("per_round"))
+    for (std::size_t i = 0; i < pa->size(); ++i) {
+      const Node e = pa->elem(i);
+      if (!e.raw().is_object()) e.fail(fmt::format("expected an object, found {}", e.raw().type_name()));
+      CompareRounds v;
+      v.variant = e.req_str("variant");
+      const auto ra = e.arr("rounds", true);
+      for (std::size_t k = 0; k < ra->size(); ++k) {
+        const Node r = ra->elem(k);
+        if (!r.raw().is_object()) r.fail(fmt::format("expected an object, found {}", r.raw().type_name()));
+        CompareRound rd;
+        rd.round = r.req_i32("round");
+        rd.position = r.i32("position", 0);
+        rd.complete = r.flag("complete", true);
+        rd.counted = r.req_u64("counted");
+        rd.latency_p50_ns = opt_time(r, "latency_p50_ns");
+        rd.latency_p95_ns = opt_time(r, "latency_p95_ns");
+        rd.process_p50_ns = opt_time(r, "process_p50_ns");
+        rd.process_p95_ns = opt_time(r, "process_p95_ns");
+        rd.misses = r.req_u64("misses");
+        rd.drops = r.req_u64("drops");
+        v.rounds.push_back(rd);
+      }
+      if (auto sp = e.opt_obj("spread"))
+        for (int f = 0; f < kCompareFigureCount; ++f) {
+          const auto fig = static_cast<CompareFigure>(f);
+          const char* key = CompareRound::figure_key(fig);
+          if (!sp->has(key)) continue;
+          const Node o = sp->obj(key);
+          CompareSpread s;
+          s.figure = fig;
+          s.rounds = o.req_i32("rounds");
+          s.min = o.req_f("min");
+          s.median = o.req_f("median");
+          s.max = o.req_f("max");
+          if (!(s.min <= s.median && s.median <= s.max))
+            o.fail(fmt::format("min {:g}, median {:g}, max {:g} are not in order", s.min, s.median, s.max));
+          v.spread.push_back(s);
+        }
+      c.per_round.push_back(std::move(v));
+    }
+  if (auto da = n.arr("differences"))
+    for (std::size_t i = 0; i < da->size(); ++i) {
+      const Node e = da->elem(i);
+      if (!e.raw().is_object()) e.fail(fmt::format("expected an object, found {}", e.raw().type_name()));
+      CompareCall d;
+      d.variant = e.req_str("variant");
+      e.need("figure");
+      d.figure = read_figure(e.at("figure"));
+      e.need("call");
+      d.call = read_call(e.at("call"));
+      d.reason = e.str("reason", "");
+      d.rounds = e.i32("rounds", 0);
+      d.baseline_rounds = e.i32("baseline_rounds", 0);
+      d.ranges_overlap = e.flag("ranges_overlap", true);
+      d.higher = e.flag("higher", false);
+      auto od = [&](const char* k) { return e.has(k) ? std::optional<double>(e.at(k).number()) : std::nullopt; };
+      d.ratio_of_medians = od("ratio_of_medians");
+      d.interval_low = od("interval_low");
+      d.interval_high = od("interval_high");
+      c.differences.push_back(std::move(d));
+    }
+  if (auto ru = n.opt_obj("difference_rule")) {
+    c.rule.min_rounds = ru->i32("min_rounds", c.rule.min_rounds);
+    c.rule.resamples = ru->i32("resamples", c.rule.resamples);
+    c.rule.confidence = ru->num("confidence", c.rule.confidence);
+    c.rule.seed = ru->u64("seed", c.rule.seed);
+    if (!(c.rule.confidence > 0 && c.rule.confidence < 1))
+      ru->at("confidence").fail(fmt::format("{:g} is not between 0 and 1", c.rule.confidence));
+  }
+}
+
+}  // namespace
+
 CompareReport compare_report_from_json(const json& j) {
   const Node n(j, "");
   const std::string schema = schema_of(n);
@@ -1345,8 +1489,12 @@ CompareReport compare_report_from_json(const json& j) {
       if (e.has("realtime_safe")) s.realtime_safe = e.at("realtime_safe").boolean();
       s.ratio_latency_p95 = od("ratio_latency_p95");
       s.ratio_process_p50 = od("ratio_process_p50");
+      // later fields: an older file counted the misses
+      s.verdict_events = e.u64("verdict_events", s.misses);
+      s.verdict_events_of = e.str("verdict_events_of", "misses");
       c.summary.push_back(s);
     }
+  read_compare_rounds(n, c);
   return c;
 }
 

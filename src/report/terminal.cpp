@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -257,6 +258,103 @@ void print_report(std::ostream& os, const RunReport& r) {
   print_diagnosis(os, r.diagnosis);
 }
 
+namespace {
+
+// "e2e p50", "process p95", "misses", "drops": a figure as print_compare labels it.
+const char* compare_figure_label(CompareFigure f) {
+  switch (f) {
+    case CompareFigure::latency_p50: return "e2e p50";
+    case CompareFigure::latency_p95: return "e2e p95";
+    case CompareFigure::process_p50: return "process p50";
+    case CompareFigure::process_p95: return "process p95";
+    case CompareFigure::misses: return "misses";
+    case CompareFigure::drops: return "drops";
+    case CompareFigure::count: break;
+  }
+  return "?";
+}
+
+const CompareCall* compare_call_of(const CompareReport& r, const std::string& variant, CompareFigure f) {
+  for (const auto& c : r.differences)
+    if (c.variant == variant && c.figure == f) return &c;
+  return nullptr;
+}
+
+// The call in a few words: "slower", "higher", "no clear difference", "cannot judge".
+std::string compare_call_word(const CompareCall& c) {
+  if (c.call != CompareCall::Call::difference) return CompareCall::call_name(c.call);
+  if (CompareRound::figure_is_time(c.figure)) return c.higher ? "slower" : "faster";
+  return c.higher ? "more" : "fewer";
+}
+
+// Why, in a few words: which rule decided, with its numbers.
+std::string compare_call_why(const CompareCall& c) {
+  switch (c.call) {
+    case CompareCall::Call::difference:
+      if (!c.ranges_overlap) return "ranges apart";
+      return fmt::format("ranges overlap; ratio {:.2f}..{:.2f} excludes 1", c.interval_low.value_or(0),
+                         c.interval_high.value_or(0));
+    case CompareCall::Call::no_clear_difference:
+      if (c.interval_low) return fmt::format("ranges overlap; ratio {:.2f}..{:.2f} holds 1", *c.interval_low, *c.interval_high);
+      return "ranges overlap";
+    case CompareCall::Call::cannot_judge:
+      return fmt::format("{} vs {} round(s)", c.rounds, c.baseline_rounds);
+  }
+  return "";
+}
+
+// Each figure's spread across rounds, variant by variant, with the call against the baseline.
+void print_compare_rounds(const CompareReport& r, const std::function<void(const std::string&)>& line) {
+  line("");
+  if (r.per_round.empty()) {
+    line("rounds     no per-round figures in this report (written before they were kept): pooled figures only");
+    return;
+  }
+  int fewest = -1;
+  for (const auto& v : r.per_round) {
+    int n = 0;
+    for (const auto& rd : v.rounds) n += rd.complete ? 1 : 0;
+    fewest = fewest < 0 ? n : std::min(fewest, n);
+  }
+  line(fmt::format("rounds     each round's own figure, min / median / max over the complete rounds; against {}",
+                   r.baseline.empty() ? "the baseline" : r.baseline));
+  if (fewest < r.rule.min_rounds)
+    line(fmt::format("           {} complete round(s): the spread across rounds cannot be judged below {} (--rounds {} "
+                     "or more)",
+                     std::max(fewest, 0), r.rule.min_rounds, r.rule.min_rounds));
+  else
+    line(fmt::format("           a difference holds across rounds: the ranges do not overlap, or the {:.0f}% bootstrap "
+                     "interval of the ratio of medians excludes 1",
+                     r.rule.confidence * 100));
+  line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>8}  {}", "figure", "variant", "min", "median", "max", "x median",
+                   "across rounds"));
+  for (int f = 0; f < kCompareFigureCount; ++f) {
+    const auto fig = static_cast<CompareFigure>(f);
+    const CompareSpread* base = nullptr;
+    for (const auto& v : r.per_round)
+      if (v.variant == r.baseline) base = v.find(fig);
+    bool first = true;
+    for (const auto& v : r.per_round) {
+      const CompareSpread* sp = v.find(fig);
+      if (!sp) continue;
+      auto val = [&](double x) {
+        return CompareRound::figure_is_time(fig) ? fmt_time(x) : fmt::format("{:g}", x);
+      };
+      std::string ratio = "-", call;
+      if (base && base->median > 0) ratio = fmt::format("{:.2f}", sp->median / base->median);
+      if (v.variant == r.baseline)
+        call = "(baseline)";
+      else if (const CompareCall* c = compare_call_of(r, v.variant, fig))
+        call = compare_call_word(*c) + " (" + compare_call_why(*c) + ")";
+      line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>8}  {}", first ? compare_figure_label(fig) : "", v.variant,
+                       val(sp->min), val(sp->median), val(sp->max), ratio, call));
+      first = false;
+    }
+  }
+}
+
+}  // namespace
+
 void print_compare(std::ostream& os, const CompareReport& r) {
   std::string out;
   auto line = [&](const std::string& s) { out += s + "\n"; };
@@ -293,15 +391,26 @@ void print_compare(std::ostream& os, const CompareReport& r) {
       last = st;
     }
   line("");
-  line(fmt::format("{:<20} {:>11} {:>12} {:>9} {:>9} {:>10} {:>10} {:>7} {:>6} {:>6}  {}", "variant", "e2e p95",
-                   "headroom p95", "launch/ch", "disp/ch", "launch p50", "gpu p50", "x e2e", "misses", "drops", "verdict"));
+  line(fmt::format("{:<20} {:>11} {:>12} {:>9} {:>9} {:>10} {:>10} {:>7} {:<20} {:>6} {:>6}  {}", "variant", "e2e p95",
+                   "headroom p95", "launch/ch", "disp/ch", "launch p50", "gpu p50", "x e2e", "e2e p95 over rounds",
+                   "misses", "drops", "verdict"));
   auto tm = [](const std::optional<std::int64_t>& v) { return v ? fmt_time(double(*v)) : std::string("-"); };
-  for (const auto& s : r.summary)
-    line(fmt::format("{:<20} {:>11} {:>12} {:>9.2f} {:>9.2f} {:>10} {:>10} {:>7} {:>6} {:>6}  {}", s.variant,
+  for (const auto& s : r.summary) {
+    std::string across = "-";
+    if (s.variant == r.baseline)
+      across = "(baseline)";
+    else if (const CompareCall* c = compare_call_of(r, s.variant, CompareFigure::latency_p95))
+      across = compare_call_word(*c);
+    std::string verdict = !s.realtime_safe ? std::string("throughput only") : *s.realtime_safe ? "real-time safe" : "NOT safe";
+    if (s.realtime_safe && !*s.realtime_safe && s.verdict_events > 0)
+      verdict += fmt::format(" ({} {})", s.verdict_events, s.verdict_events_of);
+    line(fmt::format("{:<20} {:>11} {:>12} {:>9.2f} {:>9.2f} {:>10} {:>10} {:>7} {:<20} {:>6} {:>6}  {}", s.variant,
                      tm(s.latency_p95_ns), tm(s.headroom_p95_ns), s.launches_per_chunk, s.dispatches_per_chunk,
-                     tm(s.launch_p50_ns), tm(s.gpu_p50_ns), rt(s.ratio_latency_p95), s.misses, s.drops,
-                     !s.realtime_safe ? std::string("throughput only") : *s.realtime_safe ? "real-time safe" : "NOT safe"));
-  line("x: ratio to the baseline (the first available variant); gpu p50 adds the p50s of H2D, kernel and D2H");
+                     tm(s.launch_p50_ns), tm(s.gpu_p50_ns), rt(s.ratio_latency_p95), across, s.misses, s.drops, verdict));
+  }
+  line("x: ratio of pooled percentiles to the baseline (the first available variant); a ratio alone is no difference:");
+  line("   'over rounds' says whether it holds across rounds (below); gpu p50 adds the p50s of H2D, kernel and D2H");
+  print_compare_rounds(r, line);
   // each variant's warnings from its own diagnosis (the full findings are in its report)
   bool header = false;
   for (const auto& v : r.variants) {
