@@ -424,8 +424,9 @@ void StreamSession::measure_before() {
 }
 
 void StreamSession::measure_after() {
-  baseline_after_ = measure_baseline();
-  proc_after_ = read_proc_snapshot();
+  proc_after_ = read_proc_snapshot();  // the machine over the run, not over the baseline after it
+  // a stopped run ends at once: no second baseline
+  if (result_.status != Status::interrupted) baseline_after_ = measure_baseline();
 }
 
 void StreamSession::run(const std::atomic<bool>* stop) {

@@ -497,7 +497,11 @@ TEST_CASE("compare: a real run keeps every round's own figures for every variant
     if (call == "no clear difference") CHECK(d["ranges_overlap"] == true);
   }
   CHECK(c["difference_rule"]["min_rounds"] == 3);
-  for (const auto& s : c["summary"]) CHECK(s["verdict_events"] == s["misses"]);
+  for (const auto& s : c["summary"]) {
+    // one stall that held up several chunks is one event: never more events than misses
+    CHECK(s["verdict_events"].get<std::uint64_t>() <= s["misses"].get<std::uint64_t>());
+    CHECK(s["verdict_events_of"] == "stall events");
+  }
   CHECK(has(r.out, "rounds     each round's own figure"));
   CHECK(has(r.out, "e2e p95 over rounds"));
   CHECK(has(r.out, "a difference holds across rounds"));

@@ -70,8 +70,8 @@ TEST_CASE("SIGINT during synth with a 1 s chain: the queued chunks are not proce
   testutil::TempDir td;
   const pid_t pid = testutil::spawn_cli(
       td.path().string(),
-      {"synth", "--duration", "60s", "--chain", "spin:1s", "--queue-depth", "4", "--output", "o.wav", "--json", "r.json",
-       "--quiet"},
+      {"synth", "--duration", "60s", "--chain", "spin:1s", "--queue-depth", "4", "--baseline", "0", "--output", "o.wav",
+       "--json", "r.json", "--quiet"},
       td.file("stdout"), td.file("stderr"));
   REQUIRE(testutil::wait_for_path(partial_of(td, "o.wav", pid), kHangGuardS));
   // the first chunk spins for 1 s; meanwhile the source fills the queue and drops the rest

@@ -59,10 +59,8 @@ std::vector<double> round_values(const CompareRounds& r, CompareFigure figure);
 std::vector<CompareCall> judge_rounds(const std::vector<CompareRounds>& per_round, const std::string& baseline,
                                       const CompareRule& rule);
 
-/// The count a variant's verdict judges by, and what it counts ("misses").
-/// STALL EVENTS GO HERE: once RunReport carries its stall events (one stall that delays
-/// several chunks is one event), this returns their number and verdict_events_of() says
-/// "stall events"; until then it is the deadline misses.
+/// The count a variant's verdict judges by, and what it counts ("stall events": one stall
+/// that delays several chunks is one event; a report without events counts its misses).
 std::uint64_t verdict_events(const RunReport& rep);
 const char* verdict_events_of();
 

@@ -107,7 +107,7 @@ void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const
       ev.push_back('}');
       put_event(std::string_view(ev.data(), ev.size()));
       // the source's slice holds its wake-up (sched to woke) and its read (woke to ready)
-      if (i == 0 && r.woke > 0 && r.woke >= r.sched && r.woke <= r.ready) {
+      if (i == 0 && r.woke > r.sched && r.woke <= r.ready) {  // paced: without a schedule woke is sched
         const std::pair<const char*, std::pair<std::int64_t, std::int64_t>> parts[2] = {{"wake", {r.sched, r.woke}},
                                                                                        {"read", {r.woke, r.ready}}};
         for (const auto& [name, span] : parts) {
