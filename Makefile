@@ -11,7 +11,7 @@ CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CS        := $(BUILD)/chunkscope
 
-.PHONY: all deps configure build demo test test-asan test-tsan bench bench-memory clean
+.PHONY: all deps configure build demo test test-asan test-tsan bench bench-memory fuzz clean
 
 all: build
 
@@ -48,6 +48,14 @@ test-tsan: deps
 	@if ls $(TSAN_BUILD)/tsan-logs/race.* >/dev/null 2>&1; then cat $(TSAN_BUILD)/tsan-logs/race.*; \
 	  echo "ThreadSanitizer: reports in $(TSAN_BUILD)/tsan-logs/"; exit 1; fi
 	@echo "ThreadSanitizer: no reports"
+
+# libFuzzer targets for chain specs, SOS files and saved reports (tests/fuzz/), built with
+# clang, AddressSanitizer and UBSan in $(FUZZ_BUILD); each runs FUZZ_SECONDS from the
+# committed corpus. Any crash fails; without clang and libFuzzer it says so and skips.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD ?= build-fuzz
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_BUILD=$(FUZZ_BUILD) JOBS=$(JOBS) bash tests/fuzz/run.sh
 
 bench: build
 	$(CS) bench
