@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages chunkscope needs to build, test and run its demo,
 # but only those that are missing. Uses sudo when not root; never installs recommends.
-#   scripts/install-deps.sh          build + demo + tests
+#   scripts/install-deps.sh          build + demo + tests (stress-ng: make test-stress)
 #   scripts/install-deps.sh --fuzz   the same, and clang with libFuzzer (make fuzz)
 #   scripts/install-deps.sh --check  list what is missing and exit 1 if anything is
 set -euo pipefail
@@ -21,7 +21,7 @@ packages=(
   libsndfile1-dev portaudio19-dev libjack-jackd2-dev
   libconcurrentqueue-dev libreaderwriterqueue-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev libbenchmark-dev
-  jackd2 chromium time
+  jackd2 chromium time stress-ng
 )
 # clang and its runtime libraries, libFuzzer among them (the distribution's default version)
 if [ "$fuzz" -eq 1 ]; then
