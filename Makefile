@@ -11,7 +11,7 @@ CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CS        := $(BUILD)/chunkscope
 
-.PHONY: all deps configure build demo test test-asan test-tsan bench bench-memory bench-modes clean
+.PHONY: all deps configure build demo test test-asan test-tsan bench bench-memory bench-modes fuzz test-stress clean
 
 all: build
 
@@ -48,6 +48,38 @@ test-tsan: deps
 	@if ls $(TSAN_BUILD)/tsan-logs/race.* >/dev/null 2>&1; then cat $(TSAN_BUILD)/tsan-logs/race.*; \
 	  echo "ThreadSanitizer: reports in $(TSAN_BUILD)/tsan-logs/"; exit 1; fi
 	@echo "ThreadSanitizer: no reports"
+
+# libFuzzer targets for chain specs, SOS files and saved reports (tests/fuzz/), built with
+# clang, AddressSanitizer and UBSan in $(FUZZ_BUILD); each runs FUZZ_SECONDS from the
+# committed corpus. Any crash fails; without clang and libFuzzer it says so and skips.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD ?= build-fuzz
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_BUILD=$(FUZZ_BUILD) JOBS=$(JOBS) bash tests/fuzz/run.sh
+
+# The test suite (as make test) STRESS_ROUNDS times with stress-ng --cpu STRESS_CPUS running
+# beside it; prints N/STRESS_ROUNDS and fails unless every round passed.
+STRESS_ROUNDS ?= 5
+STRESS_CPUS ?= 2
+# Each round's output is kept in $(BUILD)/test-stress/round-N.log; the failed tests of each
+# round are printed. stress-ng is stopped when the target ends, however it ends.
+test-stress: build
+	@command -v stress-ng >/dev/null || { echo "test-stress: stress-ng not found (make deps installs it)" >&2; exit 1; }
+	@mkdir -p $(BUILD)/test-stress; \
+	stress-ng --cpu $(STRESS_CPUS) --timeout 4h --quiet & load=$$!; \
+	trap 'kill $$load 2>/dev/null; wait $$load 2>/dev/null' EXIT INT TERM HUP; \
+	sleep 1; pass=0; \
+	for i in $$(seq 1 $(STRESS_ROUNDS)); do \
+	  log=$(BUILD)/test-stress/round-$$i.log; \
+	  if (cd $(BUILD) && ctest --output-on-failure -j $(JOBS)) >$$log 2>&1; then \
+	    pass=$$((pass + 1)); echo "test-stress: round $$i/$(STRESS_ROUNDS): passed ($$(grep -o 'Total Test time.*' $$log))"; \
+	  else \
+	    echo "test-stress: round $$i/$(STRESS_ROUNDS): FAILED (log: $$log)"; \
+	    sed -n '/The following tests FAILED/,$$p' $$log | grep -v '^Errors while running' | sed 's/^/  /'; \
+	  fi; \
+	done; \
+	echo "test-stress: $$pass/$(STRESS_ROUNDS) rounds passed with stress-ng --cpu $(STRESS_CPUS) beside the suite"; \
+	test $$pass -eq $(STRESS_ROUNDS)
 
 bench: build
 	$(CS) bench

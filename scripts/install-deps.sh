@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
 # Installs the Debian packages chunkscope needs to build, test and run its demo,
 # but only those that are missing. Uses sudo when not root; never installs recommends.
-#   scripts/install-deps.sh          build + demo + tests
+#   scripts/install-deps.sh          build + demo + tests (stress-ng: make test-stress)
+#   scripts/install-deps.sh --fuzz   the same, and clang with libFuzzer (make fuzz)
 #   scripts/install-deps.sh --check  list what is missing and exit 1 if anything is
 set -euo pipefail
+
+check=0
+fuzz=0
+for arg in "$@"; do
+  case "$arg" in
+    --check) check=1 ;;
+    --fuzz) fuzz=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--check] [--fuzz]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   cmake make g++ pkg-config git
   libsndfile1-dev portaudio19-dev libjack-jackd2-dev
   libconcurrentqueue-dev libreaderwriterqueue-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev libbenchmark-dev
-  jackd2 chromium time
+  jackd2 chromium time stress-ng
 )
+# clang and its runtime libraries, libFuzzer among them (the distribution's default version)
+if [ "$fuzz" -eq 1 ]; then
+  packages+=(clang libclang-rt-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -20,7 +35,7 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if [ "${1:-}" = "--check" ]; then
+if [ "$check" -eq 1 ]; then
   if [ ${#missing[@]} -eq 0 ]; then echo "deps: all present"; exit 0; fi
   echo "deps: missing: ${missing[*]}"; exit 1
 fi

@@ -104,7 +104,9 @@ double parse_frequency(std::string_view s, std::string_view what) {
     scale = 1000.0;
     num.remove_suffix(1);
   }
-  return parse_number(num, what) * scale;
+  const double f = parse_number(num, what) * scale;
+  if (!std::isfinite(f)) throw InputError(fmt::format("{}: '{}' is out of range", what, s));  // e.g. 1e306k
+  return f;
 }
 
 std::int64_t parse_duration_ns(std::string_view s, std::string_view what) {

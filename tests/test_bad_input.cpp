@@ -211,6 +211,7 @@ TEST_CASE("bad input table: chain specs") {
       chain("lp:nan", "chain stage 1 'lp:nan'"),
       chain("lp:inf", "chain stage 1 'lp:inf'"),
       chain("lp:1e999", "chain stage 1 'lp:1e999'"),
+      chain("lp:1e306k", "chain stage 1 'lp:1e306k': cutoff: '1e306k' is out of range"),  // finite, but not in kHz
       chain("lp:1kHzz", "chain stage 1 'lp:1kHzz'"),
       chain("lp:30k", "30000 Hz is not below Nyquist"),
       chain("lp:1k:0", "order 0 is out of range 1..16"),
