@@ -99,7 +99,7 @@ TEST_CASE("a second SIGINT ends the process at once: killed by SIGINT, no tempor
   testutil::TempDir td;
   const pid_t pid = testutil::spawn_cli(
       td.path().string(),
-      {"synth", "--duration", "60s", "--chain", "spin:5s", "--output", "o.wav", "--json", "r.json", "--quiet"},
+      {"synth", "--duration", "60s", "--chain", "spin:5s", "--baseline", "0", "--output", "o.wav", "--json", "r.json", "--quiet"},
       td.file("stdout"), td.file("stderr"));
   REQUIRE(testutil::wait_for_path(partial_of(td, "o.wav", pid), kHangGuardS));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
