@@ -1,5 +1,7 @@
 #include "src/plan.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -84,6 +86,13 @@ Plan plan_stages(std::vector<StageDesign> stages, double rate, bool fuse, std::s
   plan.rate = rate;
   plan.fused = fuse;
   plan.stages = std::move(stages);
+  // the chain's gains multiply, fused into one section or sample by sample: a product
+  // beyond a double turns every sample into inf or NaN
+  double total_gain = 1.0;
+  for (const auto& st : plan.stages)
+    if (st.gain_only && !st.sections.empty()) total_gain *= std::fabs(st.sections[0][0]);
+  if (!std::isfinite(total_gain))
+    throw InputError(fmt::format("chain '{}': its gain stages multiply to more than a number can hold", plan.spec));
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
     const auto& st = plan.stages[i];
     if (!is_iir(st.spec.kind)) {

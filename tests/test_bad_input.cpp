@@ -213,6 +213,12 @@ TEST_CASE("bad input table: chain specs") {
       chain("lp:1e999", "chain stage 1 'lp:1e999'"),
       chain("lp:1e306k", "chain stage 1 'lp:1e306k': cutoff: '1e306k' is out of range"),  // finite, but not in kHz
       chain("lp:1kHzz", "chain stage 1 'lp:1kHzz'"),
+      // 31 gains of 200 dB multiply to 1e310: beyond a double, fused or not
+      chain([] {
+        std::string s = "gain:200";
+        for (int i = 1; i < 31; ++i) s += " | gain:200";
+        return s;
+      }(), "its gain stages multiply to more than a number can hold"),
       chain("lp:30k", "30000 Hz is not below Nyquist"),
       chain("lp:1k:0", "order 0 is out of range 1..16"),
       chain("lp:1k:17", "order 17 is out of range 1..16"),
