@@ -114,24 +114,11 @@ std::pair<const char*, const char*> verdict_word(const std::optional<bool>& safe
   return *safe ? std::pair{"ok", "real-time safe"} : std::pair{"bad", "NOT safe"};
 }
 
-const CompareCall* call_of(const CompareReport& c, const std::string& variant, CompareFigure f) {
-  for (const auto& d : c.differences)
-    if (d.variant == variant && d.figure == f) return &d;
-  return nullptr;
-}
-
-// The call in a few words, as the terminal says it: "slower", "no clear difference", ...
-std::string call_word(const CompareCall& d) {
-  if (d.call != CompareCall::Call::difference) return CompareCall::call_name(d.call);
-  if (CompareRound::figure_is_time(d.figure)) return d.higher ? "slower" : "faster";
-  return d.higher ? "more" : "fewer";
-}
-
 // What the summary says of a variant's end-to-end p95 across rounds.
 std::string over_rounds(const CompareReport& c, const std::string& variant) {
   if (variant == c.baseline) return "baseline";
-  const CompareCall* d = call_of(c, variant, CompareFigure::latency_p95);
-  return d ? call_word(*d) : "-";
+  const CompareCall* d = c.call_of(variant, CompareFigure::latency_p95);
+  return d ? d->word() : "-";
 }
 
 std::string summary_table(const CompareReport& c) {
@@ -241,10 +228,10 @@ std::string calls_table(const CompareReport& c) {
       std::string ratio = "-", interval = "-", call = "baseline";
       if (v.variant != c.baseline) {
         call = "-";
-        if (const CompareCall* d = call_of(c, v.variant, fig)) {
+        if (const CompareCall* d = c.call_of(v.variant, fig)) {
           if (d->ratio_of_medians) ratio = fmt::format("{:.3f}", *d->ratio_of_medians);
           if (d->interval_low && d->interval_high) interval = fmt::format("{:.3f} – {:.3f}", *d->interval_low, *d->interval_high);
-          call = "<b>" + esc(call_word(*d)) + "</b>: " + esc(d->reason);
+          call = "<b>" + esc(d->word()) + "</b>: " + esc(d->reason);
         }
       }
       s += fmt::format(

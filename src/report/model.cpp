@@ -84,6 +84,18 @@ std::optional<std::int64_t> PlatformSection::handoff_p99() const noexcept {
   return larger_p99(before, after, &BaselineSummary::handoff);
 }
 
+std::string CompareCall::word() const {
+  if (call != Call::difference) return call_name(call);
+  if (CompareRound::figure_is_time(figure)) return higher ? "slower" : "faster";
+  return higher ? "more" : "fewer";
+}
+
+const CompareCall* CompareReport::call_of(const std::string& variant, CompareFigure f) const noexcept {
+  for (const auto& d : differences)
+    if (d.variant == variant && d.figure == f) return &d;
+  return nullptr;
+}
+
 const CompareVariant* CompareReport::find(const std::string& name) const noexcept {
   for (const auto& v : variants)
     if (v.name == name) return &v;

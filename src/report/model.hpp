@@ -463,6 +463,9 @@ struct CompareCall {
     }
     return "?";
   }
+  /// The call in a few words: "slower" / "faster" for a time, "more" / "fewer" for a
+  /// count, else the call's name ("no clear difference", "cannot judge").
+  std::string word() const;
 };
 
 struct CompareReport {
@@ -483,6 +486,8 @@ struct CompareReport {
 
   /// The variant named `name`, or nullptr.
   const CompareVariant* find(const std::string& name) const noexcept;
+  /// The call on figure `f` of `variant`, or nullptr (the baseline, or a figure neither has).
+  const CompareCall* call_of(const std::string& variant, CompareFigure f) const noexcept;
 };
 
 }  // namespace chunkscope

@@ -274,19 +274,6 @@ const char* compare_figure_label(CompareFigure f) {
   return "?";
 }
 
-const CompareCall* compare_call_of(const CompareReport& r, const std::string& variant, CompareFigure f) {
-  for (const auto& c : r.differences)
-    if (c.variant == variant && c.figure == f) return &c;
-  return nullptr;
-}
-
-// The call in a few words: "slower", "higher", "no clear difference", "cannot judge".
-std::string compare_call_word(const CompareCall& c) {
-  if (c.call != CompareCall::Call::difference) return CompareCall::call_name(c.call);
-  if (CompareRound::figure_is_time(c.figure)) return c.higher ? "slower" : "faster";
-  return c.higher ? "more" : "fewer";
-}
-
 // Why, in a few words: which rule decided, with its numbers.
 std::string compare_call_why(const CompareCall& c) {
   switch (c.call) {
@@ -344,8 +331,8 @@ void print_compare_rounds(const CompareReport& r, const std::function<void(const
       if (base && base->median > 0) ratio = fmt::format("{:.2f}", sp->median / base->median);
       if (v.variant == r.baseline)
         call = "(baseline)";
-      else if (const CompareCall* c = compare_call_of(r, v.variant, fig))
-        call = compare_call_word(*c) + " (" + compare_call_why(*c) + ")";
+      else if (const CompareCall* c = r.call_of(v.variant, fig))
+        call = c->word() + " (" + compare_call_why(*c) + ")";
       line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>8}  {}", first ? compare_figure_label(fig) : "", v.variant,
                        val(sp->min), val(sp->median), val(sp->max), ratio, call));
       first = false;
@@ -399,8 +386,8 @@ void print_compare(std::ostream& os, const CompareReport& r) {
     std::string across = "-";
     if (s.variant == r.baseline)
       across = "(baseline)";
-    else if (const CompareCall* c = compare_call_of(r, s.variant, CompareFigure::latency_p95))
-      across = compare_call_word(*c);
+    else if (const CompareCall* c = r.call_of(s.variant, CompareFigure::latency_p95))
+      across = c->word();
     std::string verdict = !s.realtime_safe ? std::string("throughput only") : *s.realtime_safe ? "real-time safe" : "NOT safe";
     if (s.realtime_safe && !*s.realtime_safe && s.verdict_events > 0)
       verdict += fmt::format(" ({} {})", s.verdict_events, s.verdict_events_of);
