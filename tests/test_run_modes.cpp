@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <pthread.h>
+#include <set>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -549,6 +551,34 @@ TEST_CASE("the run modes run from the command line: --cpus, --wait, --inline, --
     CHECK(r.err.empty());
     const auto j = testutil::load_json(td.file("r.json"));
     CHECK(j["counts"]["emitted"].get<int>() + j["counts"]["drops"].get<int>() == 57);  // 0.3 s of 256-frame chunks
+  }
+}
+
+TEST_CASE("trace of an inline run: the thread that reads and processes is named once, for both stages") {
+  testutil::TempDir td;
+  for (const bool inl : {true, false}) {
+    CAPTURE(inl);
+    std::vector<std::string> args{"synth", "--duration", "0.1s", "--chunk", "256", "--speed", "max",
+                                  "--trace", td.file("t.json"), "--quiet"};
+    if (inl) args.push_back("--inline");
+    const auto r = run_cli(args);
+    REQUIRE(r.rc == 0);
+    const auto t = testutil::load_json(td.file("t.json"));
+    std::map<int, std::vector<std::string>> names;  // tid -> thread_name labels
+    std::set<int> slice_tids;
+    for (const auto& e : t["traceEvents"]) {
+      if (e["ph"] == "M" && e["name"] == "thread_name") names[e["tid"].get<int>()].push_back(e["args"]["name"]);
+      if (e["ph"] == "X") slice_tids.insert(e["tid"].get<int>());
+    }
+    for (const auto& [tid, labels] : names) {
+      CAPTURE(tid);
+      CHECK(labels.size() == 1);  // each thread named once
+    }
+    for (const int tid : slice_tids) CHECK(names.count(tid) == 1);  // every slice on a named track
+    bool combined = false;
+    for (const auto& [tid, labels] : names) combined = combined || labels.front() == "source and process thread";
+    CHECK(combined == inl);
+    CHECK(names.size() == (inl ? 4u : 5u));
   }
 }
 

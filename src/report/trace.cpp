@@ -74,8 +74,17 @@ void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const
   put_event(json({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", "chunkscope"}}}}).dump());
   for (int i = 0; i < kStageCount; ++i) {
     const bool thread = tracks[i].tid < kTraceQueueInTrack;
-    const std::string label = thread ? fmt::format("{} thread", tracks[i].name)
-                                     : fmt::format("{} (waits, not a thread)", tracks[i].name);
+    // One name per thread: stages that share a thread (--inline) are named together, once.
+    bool named_before = false;
+    std::string names = tracks[i].name;
+    for (int k = 0; k < kStageCount; ++k) {
+      if (k == i || tracks[k].tid != tracks[i].tid) continue;
+      if (k < i) named_before = true;
+      else names += fmt::format(" and {}", tracks[k].name);
+    }
+    if (named_before) continue;
+    const std::string label = thread ? fmt::format("{} thread", names)
+                                     : fmt::format("{} (waits, not a thread)", names);
     put_event(
         json({{"ph", "M"}, {"pid", pid}, {"tid", tracks[i].tid}, {"name", "thread_name"}, {"args", {{"name", label}}}})
             .dump());
