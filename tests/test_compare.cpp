@@ -442,7 +442,7 @@ TEST_CASE("compare: a real run keeps every round's own figures for every variant
                                     "cpu:fused,cpu:unfused", "--rounds", std::to_string(rounds), "--json", td.file("c.json")});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   const json c = testutil::load_json(td.file("c.json"));
-  const std::uint64_t per_round = (12000 + 255) / 256 - 4;  // counted chunks of one round
+  const std::uint64_t per_round = (12000 + 255) / 256 - 4;  // chunks of one round after the warm-up
   REQUIRE(c["per_round"].size() == 2);
   for (const auto& v : c["per_round"]) {
     CAPTURE(v["variant"]);
@@ -454,7 +454,8 @@ TEST_CASE("compare: a real run keeps every round's own figures for every variant
       CAPTURE(rd);
       CHECK(rd["round"] == k + 1);
       CHECK(rd["complete"] == true);
-      CHECK(rd["counted"].get<std::uint64_t>() == per_round);
+      // every chunk of the round is counted or dropped (a loaded machine may drop some)
+      CHECK(rd["counted"].get<std::uint64_t>() + rd["drops"].get<std::uint64_t>() == per_round);
       for (const char* f : {"latency_p50_ns", "latency_p95_ns", "process_p50_ns", "process_p95_ns"}) {
         REQUIRE(rd[f].is_number_integer());
         CHECK(rd[f].get<std::int64_t>() > 0);
