@@ -2,8 +2,10 @@
 // Exceptions of the non-real-time layer. Each carries one line of text that names the
 // input and says what is wrong; the CLI prints it and maps the class to an exit code
 // (docs/profiler.md, "Exit codes").
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace chunkscope {
 
@@ -31,5 +33,30 @@ class TruncatedInput : public RuntimeFailure {
  public:
   using RuntimeFailure::RuntimeFailure;
 };
+
+/// `text` as one line: a newline, tab or other control character that came from user input
+/// (a chain spec, a path) is written as an escape (`\n`, `\t`, `\xNN`), so every message the
+/// CLI prints stays on one line.
+inline std::string one_line(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
 
 }  // namespace chunkscope

@@ -479,7 +479,7 @@ void StreamSession::write(const RunReport& report) const {
 
 int StreamSession::finish(const RunReport& report, const RunOutcome& outcome, bool also_broken) const {
   if (outcome.state == RunState::incomplete) {
-    std::cerr << "chunkscope: " << outcome.reason << " (report marked incomplete)\n";
+    std::cerr << "chunkscope: " << one_line(outcome.reason) << " (report marked incomplete)\n";
     return kExitRuntime;
   }
   if (opt_.fail_on_miss && (budget_broken(report) || also_broken)) return kExitMiss;

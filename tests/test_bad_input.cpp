@@ -249,6 +249,9 @@ TEST_CASE("bad input table: chain specs") {
       chain("spin:10000s", "chain stage 1 'spin:10000s'"),
       chain("sleep:1ms:every=0", "every=0 must be a whole number"),
       chain("sleep:1ms:every=1.5", "every=1.5 must be a whole number"),
+      // control characters from the user are escaped, so the message stays one line
+      chain("bogus\nline2", "chain stage 1 'bogus\\nline2': unknown stage 'bogus\\nline2'"),
+      chain("lp:1k\t| hp:x\x01", "chain stage 2 'hp:x\\x01'"),
       chain("lp:1k | ", "chain stage 2 is empty"),
       chain("| lp:1k", "chain stage 1 is empty"),
       chain("lp:1k || hp:50", "chain stage 2 is empty"),
@@ -298,6 +301,7 @@ TEST_CASE("bad input table: audio files") {
   add(both("noise.wav", "input 'noise.wav': not a readable audio file",
            file_with("noise.wav", std::string(4096, '\x5a'))));
   add(both("sub", "input 'sub': is a directory", nullptr));
+  add(both("no\nsuch.wav", "input 'no\\nsuch.wav': no such file", nullptr));
   add(both("fast.wav", "input 'fast.wav': sample rate 2000000 Hz is out of range",
            file_with("fast.wav", wav_patched(24, 2000000))));
   add(both("dangling.wav", "input 'dangling.wav': no such file",

@@ -118,7 +118,7 @@ int run_chain(const ChainOptions& o) {
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
-  fmt::print("chain      {}\n", plan.spec);
+  fmt::print("chain      {}\n", one_line(plan.spec));
   fmt::print("rate       {} Hz\n", rate);
   fmt::print("fusion     {}\n", plan.fused ? "on (consecutive filters share one cascade)" : "off (one pass per filter)");
   fmt::print("dispatches {} per chunk ({} sections per sample per channel, {} calibration steps)\n\n",

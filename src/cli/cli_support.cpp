@@ -222,7 +222,7 @@ std::string command_list(const std::vector<Command>& commands) {
 }
 
 int usage_error(const std::string& line) {
-  std::cerr << "chunkscope: " << line << "\n";
+  std::cerr << "chunkscope: " << one_line(line) << "\n";
   return kExitUsage;
 }
 
@@ -331,13 +331,13 @@ int run_command(const Command& command) {
   try {
     return command.run();
   } catch (const InputError& e) {
-    std::cerr << "chunkscope: " << e.what() << "\n";
+    std::cerr << "chunkscope: " << one_line(e.what()) << "\n";
     return kExitUsage;
   } catch (const RuntimeFailure& e) {
-    std::cerr << "chunkscope: " << e.what() << "\n";
+    std::cerr << "chunkscope: " << one_line(e.what()) << "\n";
     return kExitRuntime;
   } catch (const std::exception& e) {
-    std::cerr << "chunkscope: internal error: " << e.what() << "\n";
+    std::cerr << "chunkscope: internal error: " << one_line(e.what()) << "\n";
     return kExitRuntime;
   }
 }

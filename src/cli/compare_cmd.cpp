@@ -534,7 +534,7 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
   if (!co.json_path.empty()) write_report_file(co.json_path, out, fmt::format("--json '{}'", co.json_path));
   for (const auto& v : vars)
     if (v.failed) {
-      std::cerr << "chunkscope: " << v.spec.name << ": " << v.failure << "\n";
+      std::cerr << "chunkscope: " << one_line(v.spec.name + ": " + v.failure) << "\n";
       return kExitRuntime;
     }
   if (opt.fail_on_miss)

@@ -93,7 +93,7 @@ int run_process(const std::string& in, const std::string& out, const ProcessOpti
   if (r.interrupted) {
     std::cerr << fmt::format("chunkscope: process: interrupted by {} after {}{} chunks; '{}' was not written\n",
                              cli::signal_name(cli::stop_signal()), r.chunks,
-                             r.total_chunks >= 0 ? fmt::format(" of {}", r.total_chunks) : "", out);
+                             r.total_chunks >= 0 ? fmt::format(" of {}", r.total_chunks) : "", one_line(out));
     return cli::interrupted_exit_code();
   }
   fmt::print("{} -> {}: {} frames ({:.3f} s, {} ch, {} Hz) in {} chunks of {} frames, {} dispatch(es) per chunk\n", in,

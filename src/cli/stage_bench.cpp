@@ -553,7 +553,7 @@ int run_stage_bench(const StageBenchOptions& o) {
   print_result(s, h, in, rp, t, c, o);
   if (!o.json.empty()) write_json_file(o.json, result_json(s, h, in, rp, t, c, o), fmt::format("--json '{}'", o.json));
   if (c.ck_failed) {
-    std::cerr << fmt::format("chunkscope: report '{}': checksum: {}\n", s.label, c.ck_text);
+    std::cerr << fmt::format("chunkscope: report '{}': checksum: {}\n", one_line(s.label), one_line(c.ck_text));
     return kExitRuntime;
   }
   return kExitOk;

@@ -40,7 +40,7 @@ int run_stream(const std::string& command, const StreamOptions& opt, const std::
     file_sink->commit();
     if (session.result().drops > 0)
       std::cerr << fmt::format("chunkscope: warning: {} dropped chunk(s) are missing from '{}' (it is {} frames short)\n",
-                               session.result().drops, opt.output,
+                               session.result().drops, one_line(opt.output),
                                static_cast<std::int64_t>(session.result().drops) * opt.chunk);
   }
 
