@@ -91,6 +91,8 @@ TEST_CASE("SIGINT during synth with a 1 s chain: the queued chunks are not proce
   const std::string reason = j["reason"].get<std::string>();
   CAPTURE(reason);
   CHECK(reason.find(std::to_string(not_processed) + " queued chunk(s) were not processed") != std::string::npos);
+  REQUIRE(j.contains("not_processed"));  // the same count as a field, for tools
+  CHECK(j["not_processed"].get<std::uint64_t>() == not_processed);
   CHECK_FALSE(fs::exists(td.file("o.wav")));  // an interrupted run commits no output
   CHECK(partial_files(td) == 0);
 }

@@ -253,6 +253,7 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   RunReport r;
   r.state = outcome.state;
   r.reason = outcome.reason;
+  r.not_processed = er.not_processed;
 
   ReportWorkload& wl = r.workload;
   wl.command = w.command;

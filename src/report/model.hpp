@@ -314,6 +314,7 @@ const char* confidence_name(Finding::Confidence c) noexcept;
 struct RunReport {
   RunState state = RunState::complete;
   std::string reason;  // why not complete
+  std::uint64_t not_processed = 0;  // queued chunks a stop sent back unprocessed (interrupted runs)
   ReportWorkload workload;
   ReportEnvironment environment;
   Method method;

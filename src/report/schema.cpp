@@ -241,6 +241,7 @@ json run_head(const RunReport& r) {
   j["state"] = run_state_name(r.state);
   j["complete"] = r.complete();
   if (!r.complete() || !r.reason.empty()) j["reason"] = r.reason;
+  if (r.state == RunState::interrupted || r.not_processed > 0) j["not_processed"] = r.not_processed;
   j["workload"] = workload_json(r.workload, false);
   j["environment"] = environment_json(r.environment);
   j["method"] = {{"clock", r.method.clock},
@@ -1151,6 +1152,7 @@ RunReport read_run(const Node& n) {
   RunReport r;
   r.state = read_state(n, "state");
   r.reason = n.str("reason", "");
+  r.not_processed = n.u64("not_processed", 0);
   r.workload = read_workload(n.obj("workload"), true);
   r.environment = read_environment(n.obj("environment"));
   const Node m = n.obj("method");
