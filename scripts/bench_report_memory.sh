@@ -2,6 +2,7 @@
 # Memory of a long run and of writing its reports: runs
 #   chunkscope synth --speed max --chunk 128 --duration D --report-dir R --quiet
 # under /usr/bin/time -v, samples the process's RSS every 20 ms, and prints
+#   start RSS    the first sample once the engine's threads run
 #   steady RSS   the RSS the run holds when it has streamed: the largest sample while the
 #                engine's threads run (the trace ring and the statistics are allocated before
 #                they start; the per-chunk series fills up as chunks arrive)
@@ -75,6 +76,7 @@ rc=0
 wait "$outer" || rc=$?
 [ $rc -eq 0 ] || { echo "bench_report_memory: chunkscope exited $rc" >&2; cat "$timelog" 2>/dev/null >&2; exit 1; }
 
+first=$(awk '$2 == "run" {print $3; exit}' "$samples")
 steady=$(awk '$2 == "run" && $3 > m {m = $3} END {print m + 0}' "$samples")
 after=$(awk '$2 == "write" && $3 > m {m = $3} END {print m + 0}' "$samples")
 sampled_hwm=$(awk '$4 > m {m = $4} END {print m + 0}' "$samples")
@@ -88,6 +90,7 @@ fi
 span() { awk -v p="$1" '$2 == p {if (!n++) a = $1; b = $1} END {printf "%d samples over %.1f s", n, b - a}' "$samples"; }
 mib() { awk -v k="$1" 'BEGIN {printf "%.1f MiB", k / 1024}'; }
 echo "wall         $wall; streaming: $(span run); reports: $(span write)"
+echo "start RSS    $(mib "${first:-0}")  (first sample while streaming)"
 echo "steady RSS   $(mib "$steady")  (largest sample while streaming)"
 echo "after run    $(mib "$after")  (largest sample while building and writing the reports)"
 echo "peak RSS     $(mib "$peak")"
