@@ -326,6 +326,8 @@ CompareReport rounds_report() {
     CompareSummary s;
     s.variant = v;
     s.misses = s.verdict_events = 1;
+    s.realtime_safe = false;
+    if (std::string(v) == "cpu:unfused") s.owner = Owner::platform;
     c.summary.push_back(s);
   }
   return c;
@@ -356,6 +358,9 @@ TEST_CASE("compare rounds: spreads cover the complete rounds with a value; calls
   CHECK(has(t, "cannot judge (2 vs 4 round(s))"));
   CHECK(has(t, "no clear difference (ranges overlap"));
   CHECK(has(t, "(baseline)"));
+  // the verdict says what it counted, and whose they are where the variant's report says
+  CHECK(has(t, "NOT safe (1 misses)\n"));
+  CHECK(has(t, "NOT safe (1 misses, platform)\n"));
 }
 
 TEST_CASE("compare report: per-round figures, spreads, calls and the rule survive the JSON round trip") {
@@ -371,7 +376,12 @@ TEST_CASE("compare report: per-round figures, spreads, calls and the rule surviv
   CHECK(j["difference_rule"]["resamples"] == 999);
   CHECK(j["summary"][0]["verdict_events"] == 1);
   CHECK(j["summary"][0]["verdict_events_of"] == "misses");
+  CHECK_FALSE(j["summary"][0].contains("owner"));
+  CHECK(j["summary"][1]["owner"] == "platform");
   const CompareReport back = compare_report_from_json(j);
+  REQUIRE(back.summary.size() == 2);
+  CHECK(back.summary[1].owner == Owner::platform);
+  CHECK(has(render_html(back), "NOT safe (1 misses, platform)"));
   CHECK(to_json(back) == j);
   REQUIRE(back.per_round.size() == 2);
   CHECK(back.per_round[1].rounds[3].complete == false);
@@ -502,6 +512,8 @@ TEST_CASE("compare: a real run keeps every round's own figures for every variant
     // one stall that held up several chunks is one event: never more events than misses
     CHECK(s["verdict_events"].get<std::uint64_t>() <= s["misses"].get<std::uint64_t>());
     CHECK(s["verdict_events_of"] == "stall events");
+    // events belong to someone, as the variant's own verdict says
+    if (s["verdict_events"].get<std::uint64_t>() > 0) CHECK(s.contains("owner"));
   }
   CHECK(has(r.out, "rounds     each round's own figure"));
   CHECK(has(r.out, "e2e p95 over rounds"));

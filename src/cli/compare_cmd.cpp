@@ -359,6 +359,7 @@ CompareSummary summarize_variant(const std::string& name, const RunReport& rep, 
   s.drops = rep.counts.drops;
   s.verdict_events = verdict_events(rep);
   s.verdict_events_of = verdict_events_of();
+  s.owner = rep.verdict.owner;
   // the run's own verdict, with the events above counted instead of the raw misses
   if (rep.verdict.realtime_safe)
     s.realtime_safe = (!rep.headroom || rep.headroom->p95 >= 0) && s.verdict_events == 0 && s.drops == 0;

@@ -108,11 +108,8 @@ std::string ratio_table(const CompareReport& c) {
              "faster); whether a ratio holds across rounds is judged under <a href=\"#rounds\">Across rounds</a>.</p>";
 }
 
-// "real-time safe", "NOT safe" or "throughput only", as the terminal summary says it.
-std::pair<const char*, const char*> verdict_word(const std::optional<bool>& safe) {
-  if (!safe) return {"none", "throughput only"};
-  return *safe ? std::pair{"ok", "real-time safe"} : std::pair{"bad", "NOT safe"};
-}
+// The class of a verdict's cell.
+const char* verdict_class(const std::optional<bool>& safe) { return !safe ? "none" : *safe ? "ok" : "bad"; }
 
 // What the summary says of a variant's end-to-end p95 across rounds.
 std::string over_rounds(const CompareReport& c, const std::string& variant) {
@@ -131,17 +128,14 @@ std::string summary_table(const CompareReport& c) {
       "<th class=\"n\">GPU p50</th><th class=\"n\">ratio p95</th><th>p95 over rounds</th><th class=\"n\">misses</th>"
       "<th class=\"n\">drops</th><th>verdict</th></tr>";
   for (const auto& row : c.summary) {
-    const auto [cls, word] = verdict_word(row.realtime_safe);
-    const std::string events = row.realtime_safe && !*row.realtime_safe && row.verdict_events > 0
-                                   ? fmt::format(" ({} {})", row.verdict_events, esc(row.verdict_events_of))
-                                   : "";
+    const char* cls = verdict_class(row.realtime_safe);
     s += fmt::format(
         "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.2f}</td>"
         "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td>"
-        "<td class=\"n\">{}</td><td class=\"{}\">{}{}{}</td></tr>",
+        "<td class=\"n\">{}</td><td class=\"{}\">{}{}</td></tr>",
         esc(row.variant), tm(row.latency_p95_ns), tm(row.headroom_p95_ns), row.launches_per_chunk, row.dispatches_per_chunk,
         tm(row.launch_p50_ns), tm(row.gpu_p50_ns), rt(row.ratio_latency_p95), esc(over_rounds(c, row.variant)), row.misses,
-        row.drops, cls, word, events, row.state == RunState::complete ? "" : fmt::format(" ({})", run_state_name(row.state)));
+        row.drops, cls, esc(row.verdict_words()), row.state == RunState::complete ? "" : fmt::format(" ({})", run_state_name(row.state)));
   }
   return s +
          "</table><p class=\"caption\">GPU p50 adds the p50s of H2D, kernel and D2H; ratio p95 is the pooled end-to-end "

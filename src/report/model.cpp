@@ -84,6 +84,18 @@ std::optional<std::int64_t> PlatformSection::handoff_p99() const noexcept {
   return larger_p99(before, after, &BaselineSummary::handoff);
 }
 
+std::string CompareSummary::verdict_words() const {
+  if (!realtime_safe) return "throughput only";
+  if (*realtime_safe) return "real-time safe";
+  std::string s = "NOT safe";
+  if (verdict_events > 0) {
+    s += " (" + std::to_string(verdict_events) + " " + verdict_events_of;
+    if (owner) s += std::string(", ") + owner_key(*owner);
+    s += ")";
+  }
+  return s;
+}
+
 std::string CompareCall::word() const {
   if (call != Call::difference) return call_name(call);
   if (CompareRound::figure_is_time(figure)) return higher ? "slower" : "faster";

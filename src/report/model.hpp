@@ -374,6 +374,12 @@ struct CompareSummary {
   // today); older files lack them (read as the misses)
   std::uint64_t verdict_events = 0;
   std::string verdict_events_of = "misses";
+  // who the events belong to, as the variant's own verdict says (older files lack it)
+  std::optional<Owner> owner;
+
+  /// The verdict in words: "real-time safe", "throughput only", or "NOT safe" with what it
+  /// counted and whose they are ("NOT safe (2 stall events, platform)").
+  std::string verdict_words() const;
 };
 
 /// The per-round figures a comparison keeps, in the order they are listed and judged.

@@ -413,7 +413,7 @@ json compare_head(const CompareReport& r) {
                      {"ratio_p99", opt_num(row.ratio_p99)}});
   out["table"] = table;
   json summary = json::array();
-  for (const auto& s : r.summary)
+  for (const auto& s : r.summary) {
     summary.push_back({{"variant", s.variant},
                        {"state", run_state_name(s.state)},
                        {"latency_p95_ns", opt_num(s.latency_p95_ns)},
@@ -431,6 +431,8 @@ json compare_head(const CompareReport& r) {
                        {"ratio_process_p50", opt_num(s.ratio_process_p50)},
                        {"verdict_events", s.verdict_events},
                        {"verdict_events_of", s.verdict_events_of}});
+    if (s.owner) summary.back()["owner"] = owner_key(*s.owner);
+  }
   out["summary"] = summary;
   // across rounds: each variant's rounds and spreads, the calls against the baseline, the rule
   json per_round = json::array();
@@ -1494,6 +1496,7 @@ CompareReport compare_report_from_json(const json& j) {
       // later fields: an older file counted the misses
       s.verdict_events = e.u64("verdict_events", s.misses);
       s.verdict_events_of = e.str("verdict_events_of", "misses");
+      if (e.has("owner")) s.owner = read_owner(e.at("owner"));
       c.summary.push_back(s);
     }
   read_compare_rounds(n, c);

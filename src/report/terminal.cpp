@@ -388,9 +388,7 @@ void print_compare(std::ostream& os, const CompareReport& r) {
       across = "(baseline)";
     else if (const CompareCall* c = r.call_of(s.variant, CompareFigure::latency_p95))
       across = c->word();
-    std::string verdict = !s.realtime_safe ? std::string("throughput only") : *s.realtime_safe ? "real-time safe" : "NOT safe";
-    if (s.realtime_safe && !*s.realtime_safe && s.verdict_events > 0)
-      verdict += fmt::format(" ({} {})", s.verdict_events, s.verdict_events_of);
+    const std::string verdict = s.verdict_words();
     line(fmt::format("{:<20} {:>11} {:>12} {:>9.2f} {:>9.2f} {:>10} {:>10} {:>7} {:<20} {:>6} {:>6}  {}", s.variant,
                      tm(s.latency_p95_ns), tm(s.headroom_p95_ns), s.launches_per_chunk, s.dispatches_per_chunk,
                      tm(s.launch_p50_ns), tm(s.gpu_p50_ns), rt(s.ratio_latency_p95), across, s.misses, s.drops, verdict));
