@@ -13,7 +13,7 @@ namespace {
 
 // frame -> section -> channel. C > 0 fixes the channel count at compile time.
 template <class T, int C>
-void cascade_kernel(T* __restrict data, int frames, int channels_rt, const T* __restrict coef, int nsec,
+void cascade_fixed(T* __restrict data, int frames, int channels_rt, const T* __restrict coef, int nsec,
                     T* __restrict state) noexcept {
   const int channels = C > 0 ? C : channels_rt;
   for (int f = 0; f < frames; ++f) {
@@ -26,6 +26,44 @@ void cascade_kernel(T* __restrict data, int frames, int channels_rt, const T* __
       for (int ch = 0; ch < channels; ++ch) x[ch] = biquad_step(b0, b1, b2, a1, a2, s1[ch], s2[ch], x[ch]);
     }
   }
+}
+
+// The scalar reference, with the channel counts that get their own instantiation.
+template <class T>
+void cascade_scalar(T* data, int frames, int channels, const T* coef, int nsec, T* state) noexcept {
+  switch (channels) {
+    case 1: cascade_fixed<T, 1>(data, frames, 1, coef, nsec, state); break;
+    case 2: cascade_fixed<T, 2>(data, frames, 2, coef, nsec, state); break;
+    case 4: cascade_fixed<T, 4>(data, frames, 4, coef, nsec, state); break;
+    case 8: cascade_fixed<T, 8>(data, frames, 8, coef, nsec, state); break;
+    case 16: cascade_fixed<T, 16>(data, frames, 16, coef, nsec, state); break;
+    case 32: cascade_fixed<T, 32>(data, frames, 32, coef, nsec, state); break;
+    default: cascade_fixed<T, 0>(data, frames, channels, coef, nsec, state); break;
+  }
+}
+
+// The kernels of `isa` for `layout`; the scalar reference when it has none.
+template <class T>
+simd::CascadeFn<T> pick_kernel(CpuIsa isa, CascadeLayout layout) noexcept {
+#if defined(CHUNKSCOPE_X86_SIMD)
+  const simd::IsaKernels* k = nullptr;
+  switch (isa) {
+    case CpuIsa::sse4: k = &simd::kernels_sse4; break;
+    case CpuIsa::avx2: k = &simd::kernels_avx2; break;
+    case CpuIsa::avx512: k = &simd::kernels_avx512; break;
+    case CpuIsa::scalar: break;
+  }
+  if (k && layout != CascadeLayout::scalar) {
+    if constexpr (sizeof(T) == 4)
+      return layout == CascadeLayout::wavefront ? k->wavefront_f32 : k->parallel_f32;
+    else
+      return layout == CascadeLayout::wavefront ? k->wavefront_f64 : k->parallel_f64;
+  }
+#else
+  (void)isa;
+  (void)layout;
+#endif
+  return &cascade_scalar<T>;
 }
 
 }  // namespace
@@ -59,6 +97,19 @@ Status CpuBackend::prepare(const ProcessSpec& spec, const ChainLayout& layout) {
   if (spec.channels < 1 || spec.channels > kMaxChannels || spec.max_frames < 1 ||
       spec.max_frames > kMaxChunkFrames || !(spec.rate > 0))
     return Status::invalid_argument;
+  const int sample_bytes = spec.dtype == DType::f32 ? 4 : 8;
+  if (forced_isa_) {
+    if (!cpu_isa_supported(*forced_isa_)) return Status::invalid_argument;
+    isa_ = *forced_isa_;
+  } else {
+    int longest = 0;
+    for (const auto& st : layout.steps)
+      if (st.kind == Step::Kind::cascade && st.sections > longest) longest = st.sections;
+    isa_ = cpu_isa_auto(sample_bytes, spec.channels, longest);
+  }
+  layout_ = cascade_layout(isa_, sample_bytes, spec.channels);
+  kernel32_ = pick_kernel<float>(isa_, layout_);
+  kernel64_ = pick_kernel<double>(isa_, layout_);
   spec_ = spec;
   ChainLayout lay = layout;
   steps_ = std::move(lay.steps);
@@ -83,13 +134,10 @@ void CpuBackend::run_cascade(const Step& st, T* data, int frames) noexcept {
     coef = coef64_.data() + st.coef_offset;
     state = state64_.data() + st.state_offset;
   }
-  switch (spec_.channels) {
-    case 1: cascade_kernel<T, 1>(data, frames, 1, coef, st.sections, state); break;
-    case 2: cascade_kernel<T, 2>(data, frames, 2, coef, st.sections, state); break;
-    case 4: cascade_kernel<T, 4>(data, frames, 4, coef, st.sections, state); break;
-    case 8: cascade_kernel<T, 8>(data, frames, 8, coef, st.sections, state); break;
-    default: cascade_kernel<T, 0>(data, frames, spec_.channels, coef, st.sections, state); break;
-  }
+  if constexpr (sizeof(T) == 4)
+    kernel32_(data, frames, spec_.channels, coef, st.sections, state);
+  else
+    kernel64_(data, frames, spec_.channels, coef, st.sections, state);
 }
 
 Status CpuBackend::process(AudioView io, ProcessStats* stats) noexcept {

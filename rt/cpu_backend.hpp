@@ -2,28 +2,36 @@
 // The CPU backend: each cascade step runs every section over every channel of a chunk,
 // sample by sample, in transposed direct form II with state carried across chunks.
 //
-// Design: chunks are interleaved, so the samples of one frame are contiguous; the loop
-// runs frame -> section -> channel, keeping the channel loop innermost over contiguous
-// data and contiguous state (state[section][channel]), which the compiler vectorises for
-// many channels and the out-of-order core pipelines across sections for few. Small
-// channel counts get their own instantiations so the inner loop unrolls.
+// Design: chunks are interleaved, so the samples of one frame are contiguous. The scalar
+// reference runs frame -> section -> channel, keeping the channel loop innermost over
+// contiguous data and contiguous state (state[section][s1|s2][channel]); small channel
+// counts get their own instantiations so the inner loop unrolls. The vector kernels
+// (rt/cpu_simd.hpp) run the same arithmetic in the same order, as a wavefront across
+// (section, channel) lanes for few channels or channel-parallel for many, on the
+// instruction set chosen at construction (the widest the CPU has, unless forced).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "rt/backend.hpp"
+#include "rt/cpu_simd.hpp"
 
 namespace chunkscope {
 
 class CpuBackend final : public Backend {
  public:
   /// `fused` is only a label for reports; fusion is decided by the plan. [no-alloc, no-block]
-  explicit CpuBackend(bool fused_label = true) : fused_label_(fused_label) {}
+  /// `isa` forces the cascade kernels' instruction set (prepare() refuses one this CPU
+  /// cannot run); without it, prepare() picks by cpu_isa_auto() for the chain's shape.
+  explicit CpuBackend(bool fused_label = true, std::optional<CpuIsa> isa = std::nullopt)
+      : fused_label_(fused_label), forced_isa_(isa) {}
 
   /// [no-alloc, no-block]
   const char* name() const noexcept override { return "cpu"; }
   /// [no-alloc, no-block]
   const char* mode() const noexcept override { return fused_label_ ? "fused" : "unfused"; }
-  /// Allocates coefficient and state arrays for the plan. [allocates, no-block]
+  /// Allocates coefficient and state arrays for the plan; invalid_argument when the CPU
+  /// lacks the instruction set. [allocates, no-block]
   Status prepare(const ProcessSpec& spec, const ChainLayout& layout) override;
   /// [no-alloc, no-block] No locks; flushes denormals for the call.
   Status process(AudioView io, ProcessStats* stats) noexcept override;
@@ -40,6 +48,10 @@ class CpuBackend final : public Backend {
 
   /// Chunks processed since prepare/reset. [no-alloc, no-block]
   std::uint64_t chunks() const noexcept { return chunk_index_; }
+  /// The instruction set of the prepared cascade kernels. [no-alloc, no-block]
+  CpuIsa isa() const noexcept { return isa_; }
+  /// How the kernels lay a cascade out in vectors for the prepared shape. [no-alloc, no-block]
+  CascadeLayout layout() const noexcept { return layout_; }
 
  private:
   using Step = StepLayout;  // offsets into coef32_/coef64_ and state32_/state64_
@@ -48,6 +60,11 @@ class CpuBackend final : public Backend {
   void run_cascade(const Step& st, T* data, int frames) noexcept;
 
   bool fused_label_;
+  std::optional<CpuIsa> forced_isa_;
+  CpuIsa isa_ = CpuIsa::scalar;
+  CascadeLayout layout_ = CascadeLayout::scalar;
+  simd::CascadeFn<float> kernel32_ = nullptr;
+  simd::CascadeFn<double> kernel64_ = nullptr;
   bool prepared_ = false;
   ProcessSpec spec_{};
   std::vector<Step> steps_;

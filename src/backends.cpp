@@ -11,8 +11,8 @@ namespace chunkscope {
 namespace {
 
 // A CPU backend prepared for the plan. Throws RuntimeFailure if prepare fails.
-std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& spec) {
-  auto b = std::make_unique<CpuBackend>(plan.fused);
+std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& spec, const std::optional<CpuIsa>& isa) {
+  auto b = std::make_unique<CpuBackend>(plan.fused, check_isa(isa));
   const Status s = b->prepare(spec, lay_out_plan(plan, spec.channels));
   if (!ok(s)) throw RuntimeFailure(fmt::format("cpu backend: prepare failed: {}", describe(s)));
   return b;
@@ -29,6 +29,32 @@ DType parse_dtype(const std::string& s) {
 void check_chunk_frames(long long n, const char* what) {
   if (n < 1 || n > kMaxChunkFrames)
     throw InputError(fmt::format("{}: {} frames is out of range 1..{}", what, n, kMaxChunkFrames));
+}
+
+std::optional<CpuIsa> parse_isa_choice(const std::string& s, const char* what) {
+  if (s == "auto") return std::nullopt;
+  CpuIsa isa = CpuIsa::scalar;
+  if (parse_cpu_isa(s.c_str(), &isa)) return isa;
+  std::string names = "auto";
+  for (int i = 0; i < kCpuIsaCount; ++i)
+    names += fmt::format("{}{}", i + 1 < kCpuIsaCount ? ", " : " or ", cpu_isa_name(static_cast<CpuIsa>(i)));
+  throw InputError(fmt::format("{}: '{}' is not {}", what, s, names));
+}
+
+std::string isa_choice_name(const std::optional<CpuIsa>& isa) { return isa ? cpu_isa_name(*isa) : "auto"; }
+
+std::string supported_isas() {
+  std::string s;
+  for (int i = 0; i < kCpuIsaCount; ++i)
+    if (cpu_isa_supported(static_cast<CpuIsa>(i))) s += fmt::format("{}{}", s.empty() ? "" : ", ", cpu_isa_name(static_cast<CpuIsa>(i)));
+  return s;
+}
+
+std::optional<CpuIsa> check_isa(const std::optional<CpuIsa>& isa, const char* what) {
+  if (isa && !cpu_isa_supported(*isa))
+    throw RuntimeFailure(fmt::format("{} {}: this CPU or build cannot run it (it needs {}); available here: {}", what,
+                                     cpu_isa_name(*isa), cpu_isa_requires(*isa), supported_isas()));
+  return isa;
 }
 
 const char* backend_name(BackendKind k) {
@@ -53,7 +79,7 @@ CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what) {
 
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice, const Plan& plan, const ProcessSpec& spec) {
   switch (choice.backend) {
-    case BackendKind::cpu: return make_cpu_backend(plan, spec);
+    case BackendKind::cpu: return make_cpu_backend(plan, spec, choice.cpu_isa);
     case BackendKind::cuda: {
       std::string err;
       auto b = make_cuda_backend(choice.cuda, lay_out_plan(plan, spec.channels), spec, &err);

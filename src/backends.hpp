@@ -3,10 +3,12 @@
 // out here and handed down, so backends never depend on the planner). Not real-time.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kernels/gpu.hpp"
 #include "rt/backend.hpp"
+#include "rt/cpu_simd.hpp"
 #include "src/plan.hpp"
 
 namespace chunkscope {
@@ -25,11 +27,24 @@ const char* backend_name(BackendKind k);
 /// Parses "cpu" / "cuda". Throws InputError naming `what`: "--backend: 'tpu' is not cpu or cuda".
 BackendKind parse_backend_kind(const std::string& s, const char* what = "--backend");
 
-/// Which backend runs a chain, with the CUDA backend's options.
+/// Which backend runs a chain, with the CUDA backend's options and the CPU backend's
+/// instruction set (nullopt: the widest this CPU has).
 struct BackendChoice {
   BackendKind backend = BackendKind::cpu;
   CudaOptions cuda;
+  std::optional<CpuIsa> cpu_isa;
 };
+
+/// Parses --isa: "auto" (nullopt) or an instruction set's name. Throws InputError naming
+/// `what`: "--isa: 'avx1024' is not auto, scalar, sse4, avx2 or avx512".
+std::optional<CpuIsa> parse_isa_choice(const std::string& s, const char* what = "--isa");
+/// "auto" or the instruction set's name.
+std::string isa_choice_name(const std::optional<CpuIsa>& isa);
+/// Checks a forced instruction set against this CPU and build: RuntimeFailure (exit 3)
+/// naming `what` when it cannot run here. Returns the choice.
+std::optional<CpuIsa> check_isa(const std::optional<CpuIsa>& isa, const char* what = "--isa");
+/// The instruction sets this CPU and build can run, as "scalar, sse4, avx2".
+std::string supported_isas();
 
 /// Parses "eager" / "graph". Throws InputError naming `what`.
 CudaOptions::Mode parse_cuda_mode(const std::string& s, const char* what = "--mode");

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "rt/cpu_backend.hpp"
+#include "src/backends.hpp"
 #include "src/plan.hpp"
 
 namespace chunkscope {
@@ -57,11 +58,11 @@ double measure_clock_resolution_ns() {
 namespace {
 
 template <class T>
-BenchRow bench_one(const BenchOptions& opt, bool fused, int channels, int sections, int chunk, DType dt,
+BenchRow bench_one(const BenchOptions& opt, std::optional<CpuIsa> isa, bool fused, int channels, int sections, int chunk, DType dt,
                    double clock_ns) {
   using clock = std::chrono::steady_clock;
   const Plan plan = plan_chain(bench_chain(sections), opt.rate, fused);
-  CpuBackend be(fused);
+  CpuBackend be(fused, isa);
   ProcessSpec spec{opt.rate, channels, chunk, dt};
   if (!ok(be.prepare(spec, lay_out_plan(plan, spec.channels)))) throw std::runtime_error("bench: backend prepare failed");
   std::vector<T> buf(static_cast<std::size_t>(chunk) * static_cast<std::size_t>(channels));
@@ -97,6 +98,9 @@ BenchRow bench_one(const BenchOptions& opt, bool fused, int channels, int sectio
   std::sort(ns_chunk.begin(), ns_chunk.end());
   BenchRow row;
   row.fused = fused;
+  row.isa = be.isa();
+  row.isa_auto = !isa.has_value();
+  row.layout = be.layout();
   row.channels = channels;
   row.sections = sections;
   row.chunk = chunk;
@@ -118,16 +122,18 @@ BenchRow bench_one(const BenchOptions& opt, bool fused, int channels, int sectio
 std::vector<BenchRow> run_filter_bench(const BenchOptions& opt, const std::function<void(const BenchRow&)>& on_row) {
   std::vector<BenchRow> rows;
   const double clock_ns = measure_clock_resolution_ns();
+  for (const auto& choice : opt.isas) check_isa(choice);  // all checked before any runs
   for (DType dt : opt.dtypes)
     for (bool fused : opt.fused)
       for (int ch : opt.channels)
         for (int sec : opt.sections)
-          for (int chunk : opt.chunks) {
-            BenchRow r = dt == DType::f32 ? bench_one<float>(opt, fused, ch, sec, chunk, dt, clock_ns)
-                                          : bench_one<double>(opt, fused, ch, sec, chunk, dt, clock_ns);
-            if (on_row) on_row(r);
-            rows.push_back(r);
-          }
+          for (int chunk : opt.chunks)
+            for (const auto& isa : opt.isas) {  // innermost: the instruction sets of one shape side by side
+              BenchRow r = dt == DType::f32 ? bench_one<float>(opt, isa, fused, ch, sec, chunk, dt, clock_ns)
+                                            : bench_one<double>(opt, isa, fused, ch, sec, chunk, dt, clock_ns);
+              if (on_row) on_row(r);
+              rows.push_back(r);
+            }
   return rows;
 }
 

@@ -7,12 +7,16 @@
 #include <vector>
 
 #include "rt/backend.hpp"
+#include "rt/cpu_simd.hpp"
 #include "src/options.hpp"  // BenchOptions
 
 namespace chunkscope {
 
 struct BenchRow {
   bool fused = true;
+  CpuIsa isa = CpuIsa::scalar;                     // the kernels' instruction set
+  bool isa_auto = true;                            // chosen by --isa auto (not forced)
+  CascadeLayout layout = CascadeLayout::scalar;    // how they laid the cascade out
   int channels = 0, sections = 0, chunk = 0;
   DType dtype = DType::f32;
   std::size_t dispatches = 0;

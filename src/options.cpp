@@ -174,6 +174,7 @@ void stream_flags(CommandLine& c, const StreamOptions& o, bool device) {
   c.flag("--no-fuse", !o.fuse);
   c.text("--backend", backend_name(o.backend.backend), backend_name(d.backend.backend));
   c.text("--mode", cuda_mode_name(o.backend.cuda.mode), cuda_mode_name(d.backend.cuda.mode));
+  c.text("--isa", isa_choice_name(o.backend.cpu_isa), isa_choice_name(d.backend.cpu_isa));
   c.text("--gpu-timing", on_off(o.backend.cuda.gpu_timing), on_off(d.backend.cuda.gpu_timing));
   c.text("--short-chunk", short_chunk_name(o.backend.cuda.recapture_on_shape_change),
          short_chunk_name(d.backend.cuda.recapture_on_shape_change));

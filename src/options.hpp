@@ -45,6 +45,7 @@ struct BenchOptions {
   std::vector<int> chunks{64, 256, 1024, 4096};
   std::vector<DType> dtypes{DType::f32};
   std::vector<bool> fused{true, false};
+  std::vector<std::optional<CpuIsa>> isas{std::nullopt};  // --isa; nullopt: the widest here
   double seconds_per_repeat = 0.01;
   int repeats = 5;
   double rate = 48000;

@@ -1,5 +1,7 @@
 #include "src/stream_session.hpp"
 
+#include "rt/cpu_backend.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -76,6 +78,10 @@ void set_timing(StreamSetup& su, const StreamOptions& opt, int budget_chunks) {
 void describe_backend(Workload& w, const Backend& backend, const BackendChoice& choice) {
   w.backend = backend.name();
   w.mode = backend.mode();
+  if (const auto* cpu = dynamic_cast<const CpuBackend*>(&backend)) {
+    w.cpu_isa = cpu_isa_name(cpu->isa());
+    w.cpu_layout = cascade_layout_name(cpu->layout());
+  }
   w.state_values = backend.state_values();
   w.gpu_timing = choice.backend == BackendKind::cuda && choice.cuda.gpu_timing;
   w.short_chunk = short_chunk_name(choice.cuda.recapture_on_shape_change);

@@ -25,24 +25,29 @@ int run_bench(const BenchCommandOptions& o) {
   if (o.quick) opt.seconds_per_repeat = kBenchQuickSecondsPerRepeat;
   if (!o.json_path.empty()) check_output_path(o.json_path, fmt::format("--json '{}'", o.json_path));  // before the bench runs
 
-  fmt::print("{:<8} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10} {:>10} {:>10} {:>12} {:>7}\n", "chain", "dtype", "ch", "sec",
-             "chunk", "disp", "Gbq-s/s", "min", "max", "ns/chunk", "spread");
+  fmt::print("{:<8} {:<6} {:<16} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10} {:>10} {:>10} {:>12} {:>7}\n", "chain", "isa",
+             "layout", "dtype", "ch", "sec", "chunk", "disp", "Gbq-s/s", "min", "max", "ns/chunk", "spread");
   std::size_t flagged = 0;
   auto rows = run_filter_bench(opt, [&](const BenchRow& r) {
     const std::string spread = fmt::format("{:.0f}%{}", r.spread * 100, r.warning.empty() ? "" : " !");
-    fmt::print("{:<8} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.0f} {:>7}\n",
-               r.fused ? "fused" : "unfused", dtype_name(r.dtype), r.channels, r.sections, r.chunk, r.dispatches,
+    fmt::print("{:<8} {:<6} {:<16} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.0f} {:>7}\n",
+               r.fused ? "fused" : "unfused", fmt::format("{}{}", cpu_isa_name(r.isa), r.isa_auto ? "*" : ""),
+               cascade_layout_name(r.layout), dtype_name(r.dtype),
+               r.channels, r.sections, r.chunk, r.dispatches,
                r.median_gbs, r.min_gbs, r.max_gbs, r.median_ns_per_chunk, spread);
     std::fflush(stdout);
     if (!r.warning.empty()) {
       ++flagged;
-      fmt::print(stderr, "chunkscope: bench: {} {} {} ch {} sections chunk {}: {}\n", r.fused ? "fused" : "unfused",
-                 dtype_name(r.dtype), r.channels, r.sections, r.chunk, r.warning);
+      fmt::print(stderr, "chunkscope: bench: {} {} {} {} ch {} sections chunk {}: {}\n", r.fused ? "fused" : "unfused",
+                 cpu_isa_name(r.isa), dtype_name(r.dtype), r.channels, r.sections, r.chunk, r.warning);
       std::fflush(stderr);
     }
   });
   fmt::print("Gbq-s/s: 1e9 biquad-samples per second (sections x frames x channels / s), median of {} repeats\n",
              opt.repeats);
+  fmt::print("isa, layout: the instruction set the kernels ran on ('*': chosen by --isa auto; this CPU has: {}) and "
+             "how they laid the cascade out (docs/profiler.md, \"CPU kernels\")\n",
+             supported_isas());
   fmt::print("spread: (max - min) / median of the repeats; '!' above {:.0f}% (or a repeat too short for the clock): the "
              "repeats disagree by more than the bench resolves\n",
              kBenchSpreadLimit * 100);
@@ -58,10 +63,16 @@ int run_bench(const BenchCommandOptions& o) {
     j["repeats"] = opt.repeats;
     j["spread_limit"] = kBenchSpreadLimit;
     j["min_clock_steps"] = kBenchMinClockSteps;
+    j["isa_best"] = cpu_isa_name(cpu_isa_best());
+    json isas = json::array();
+    for (int i = 0; i < kCpuIsaCount; ++i)
+      if (cpu_isa_supported(static_cast<CpuIsa>(i))) isas.push_back(cpu_isa_name(static_cast<CpuIsa>(i)));
+    j["isas_supported"] = isas;
     j["clock_resolution_ns"] = rows.empty() ? 0.0 : rows.front().clock_resolution_ns;
     json a = json::array();
     for (const auto& r : rows)
-      a.push_back({{"fused", r.fused}, {"dtype", dtype_name(r.dtype)}, {"channels", r.channels}, {"sections", r.sections},
+      a.push_back({{"fused", r.fused}, {"isa", cpu_isa_name(r.isa)}, {"isa_auto", r.isa_auto}, {"layout", cascade_layout_name(r.layout)},
+                   {"dtype", dtype_name(r.dtype)}, {"channels", r.channels}, {"sections", r.sections},
                    {"chunk", r.chunk}, {"dispatches", r.dispatches}, {"median_gbs", r.median_gbs},
                    {"min_gbs", r.min_gbs}, {"max_gbs", r.max_gbs}, {"median_ns_per_chunk", r.median_ns_per_chunk},
                    {"spread", r.spread}, {"shortest_repeat_ns", r.shortest_repeat_ns},
@@ -99,6 +110,10 @@ Command add_bench_command(CLI::App& app) {
   add_list<DType>(c, "--dtype", g.dtypes, "Sample types: f32, f64 or both",
                   [](const std::string& s) { return parse_dtype(s); },
                   joined(g.dtypes, [](DType d) { return std::string(dtype_name(d)); }));
+  add_list<std::optional<CpuIsa>>(
+      c, "--isa", g.isas,
+      "CPU kernels' instruction sets, side by side: auto (the widest this CPU has), scalar, sse4, avx2, avx512",
+      [](const std::string& s) { return parse_isa_choice(s); }, joined(g.isas, isa_choice_name));
   add_int(c, "--repeats", g.repeats, "Timed repeats per configuration (the median is reported)");
   add_text(c, "--json", o->json_path, "Also write the rows as JSON to this file");
   add_flag(c, "--quick", o->quick, "Shorter repeats (a rough figure in a few seconds)");

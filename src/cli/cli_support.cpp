@@ -154,6 +154,10 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
                                   "CUDA: eager (steps launched one by one) or graph (CUDA graph replay)",
                                   [](const std::string& s) { return parse_cuda_mode(s); },
                                   cuda_mode_name(o.backend.cuda.mode));
+    add_parsed<std::optional<CpuIsa>>(
+        c, "--isa", o.backend.cpu_isa,
+        "CPU backend: the instruction set of its kernels, auto (the widest this CPU has), scalar, sse4, avx2 or avx512",
+        [](const std::string& s) { return parse_isa_choice(s); }, isa_choice_name(o.backend.cpu_isa));
   }
   if (groups & kCudaTuning) {
     add_parsed<bool>(c, "--gpu-timing", o.backend.cuda.gpu_timing,

@@ -125,6 +125,10 @@ Command add_process_command(CLI::App& app) {
   add_parsed<CudaOptions::Mode>(c, "--mode", o.backend.cuda.mode, "CUDA: eager or graph",
                                 [](const std::string& s) { return parse_cuda_mode(s); },
                                 cuda_mode_name(o.backend.cuda.mode));
+  add_parsed<std::optional<CpuIsa>>(
+      c, "--isa", o.backend.cpu_isa,
+      "CPU backend: the instruction set of its kernels, auto (the widest this CPU has), scalar, sse4, avx2 or avx512",
+      [](const std::string& s) { return parse_isa_choice(s); }, isa_choice_name(o.backend.cpu_isa));
   return {c, [a] { return run_process(a->input, a->output, a->opt, stop_on_signals()); }};
 }
 

@@ -173,6 +173,12 @@ Harness build_harness(const Subject& s) {
     choice.cuda.gpu_timing = g.gpu_timing;
     choice.cuda.recapture_on_shape_change = g.short_chunk == "recapture";
   }
+  if (g.backend == "cpu" && !g.cpu_isa.empty()) {  // the kernels the run used, or none
+    CpuIsa isa = CpuIsa::scalar;
+    if (!parse_cpu_isa(g.cpu_isa.c_str(), &isa))
+      bad(s.label, fmt::format("workload.signature.cpu_isa '{}' is not scalar, sse4, avx2 or avx512", g.cpu_isa));
+    choice.cpu_isa = isa;
+  }
   const ProcessSpec spec{g.rate, g.channels, g.frames, g.dtype};
   try {
     h.backend = make_backend(choice, h.plan, spec);

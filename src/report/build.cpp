@@ -287,6 +287,8 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   sig.fused = plan.fused;
   sig.backend = w.backend;
   sig.mode = w.mode;
+  sig.cpu_isa = w.cpu_isa;
+  sig.cpu_layout = w.cpu_layout;
   sig.state_values = w.state_values;
   sig.gpu_timing = w.gpu_timing;
   sig.short_chunk = w.short_chunk;

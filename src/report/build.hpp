@@ -19,6 +19,7 @@ struct Workload {
   std::string command;      // replay, synth, monitor, compare
   std::string source, sink;
   std::string backend, mode;
+  std::string cpu_isa, cpu_layout;  // the CPU backend's kernels ("" for other backends)
   double rate = 0;
   int channels = 0;
   int chunk_frames = 0;

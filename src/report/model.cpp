@@ -114,4 +114,10 @@ const CompareVariant* CompareReport::find(const std::string& name) const noexcep
   return nullptr;
 }
 
+std::string cpu_kernels_text(const ReportWorkload& w) {
+  if (!w.signature || w.signature->cpu_isa.empty()) return "";
+  return ", " + w.signature->cpu_isa + (w.signature->cpu_layout.empty() ? "" : " " + w.signature->cpu_layout) +
+         " kernels";
+}
+
 }  // namespace chunkscope

@@ -68,6 +68,8 @@ struct Signature {
   bool fused = true;
   std::string backend = "cpu";  // cpu, cuda
   std::string mode;             // fused, unfused, eager, graph
+  std::string cpu_isa;          // cpu: the kernels' instruction set (scalar, sse4, avx2, avx512); "" otherwise
+  std::string cpu_layout;       // cpu: wavefront, channel-parallel or scalar; "" otherwise
   std::size_t state_values = 0;
   bool gpu_timing = false;
   std::string short_chunk = "eager";  // eager, recapture
@@ -110,6 +112,9 @@ struct ReportWorkload {
   int rounds = 0;
   bool max_speed() const noexcept { return !speed.has_value(); }
 };
+
+/// ", avx2 wavefront kernels" for a CPU run whose report names its kernels, else "".
+std::string cpu_kernels_text(const ReportWorkload& w);
 
 struct GpuEnvironment {
   std::string name, driver, compute_capability;

@@ -84,10 +84,13 @@ json input_json(const InputDesc& in) {
 }  // namespace
 
 json to_json(const Signature& s) {
-  return {{"frames", s.frames},         {"channels", s.channels},         {"rate", s.rate},
-          {"dtype", dtype_name(s.dtype)}, {"chain", s.chain},             {"fused", s.fused},
-          {"backend", s.backend},       {"mode", s.mode},                 {"state_values", s.state_values},
-          {"gpu_timing", s.gpu_timing}, {"short_chunk", s.short_chunk}};
+  json j = {{"frames", s.frames},         {"channels", s.channels},         {"rate", s.rate},
+            {"dtype", dtype_name(s.dtype)}, {"chain", s.chain},             {"fused", s.fused},
+            {"backend", s.backend},       {"mode", s.mode},                 {"state_values", s.state_values},
+            {"gpu_timing", s.gpu_timing}, {"short_chunk", s.short_chunk}};
+  if (!s.cpu_isa.empty()) j["cpu_isa"] = s.cpu_isa;
+  if (!s.cpu_layout.empty()) j["cpu_layout"] = s.cpu_layout;
+  return j;
 }
 
 namespace {
@@ -995,6 +998,8 @@ ReportWorkload read_workload(const Node& n, bool run) {
     s.fused = sg->flag("fused", w.fused);
     s.backend = sg->str("backend", w.backend);
     s.mode = sg->str("mode", w.mode);
+    s.cpu_isa = sg->str("cpu_isa", "");
+    s.cpu_layout = sg->str("cpu_layout", "");
     s.state_values = sg->u64("state_values", 0);
     s.gpu_timing = sg->flag("gpu_timing", false);
     s.short_chunk = sg->str("short_chunk", "eager");

@@ -163,8 +163,9 @@ void print_report(std::ostream& os, const RunReport& r) {
   auto line = [&](const std::string& s) { out.push_back(s); };
   line(fmt::format("chunkscope {} ({}) {}", e.version, e.commit, w.command));
   line(fmt::format("workload   {} -> sink {}", w.source, w.sink));
-  line(fmt::format("           chain '{}': {} dispatch(es) per chunk, {} sections, on {} ({}), {}", w.chain,
-                   w.dispatches_per_chunk_planned, w.sections_per_sample, w.backend, w.mode, dtype_name(w.dtype)));
+  line(fmt::format("           chain '{}': {} dispatch(es) per chunk, {} sections, on {} ({}{}), {}", w.chain,
+                   w.dispatches_per_chunk_planned, w.sections_per_sample, w.backend, w.mode, cpu_kernels_text(w),
+                   dtype_name(w.dtype)));
   header_timing(out, r);
   mode_line(out, r);
   line(fmt::format("environment {}, {} logical CPUs, {}, {} {}", e.cpu, e.logical_cpus, e.os, e.compiler, e.build));

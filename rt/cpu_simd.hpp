@@ -1,0 +1,75 @@
+#pragma once
+// Instruction sets of the CPU backend's cascade, chosen at run time by the CPU's features,
+// and the kernels each one provides. The default build stays portable: every vector
+// kernel lives in its own translation unit compiled for its instruction set alone
+// (rt/cpu_simd_<isa>.cpp), and is only called after the CPU has been checked for it.
+//
+// Layouts (docs/profiler.md, "CPU kernels"):
+//   wavefront         channels fewer than the vector's lanes (1, 2, 3, 4, 6 or 8 of them):
+//                     every (section, channel) pair of a cascade gets its own lane; at
+//                     step k section s works on frame k - s and its output moves up one
+//                     section's lanes to become the next section's input, so all sections
+//                     run at once. Cascades longer than the lanes hold run as consecutive
+//                     groups, each over the whole chunk.
+//   channel-parallel  otherwise: frame -> section -> channel with whole vectors of
+//                     channels, channel counts 4, 8, 16, 32 and 64 compiled for their size.
+//   scalar            the reference loop as the baseline compiler builds it.
+// Every layout performs the same multiplies and adds in the same order as the scalar
+// reference (no fused multiply-add), so outputs are bit-identical.
+//
+// This header declares only: it is included by the instruction-set units, which must not
+// instantiate anything with external linkage.
+#include <cstdint>
+
+namespace chunkscope {
+
+enum class CpuIsa : std::uint8_t { scalar, sse4, avx2, avx512 };
+inline constexpr int kCpuIsaCount = 4;
+
+enum class CascadeLayout : std::uint8_t { scalar, wavefront, channel_parallel };
+
+/// "scalar", "sse4", "avx2", "avx512". [no-alloc, no-block]
+const char* cpu_isa_name(CpuIsa isa) noexcept;
+/// Parses one of cpu_isa_name()'s names; false if none. [no-alloc, no-block]
+bool parse_cpu_isa(const char* text, CpuIsa* out) noexcept;
+/// Compiled into this build and runnable on this CPU. [no-alloc, no-block]
+bool cpu_isa_supported(CpuIsa isa) noexcept;
+/// The widest supported instruction set (scalar when none). [no-alloc, no-block]
+CpuIsa cpu_isa_best() noexcept;
+/// The features an instruction set needs, as the CPU names them ("avx512f avx512vl ...").
+/// [no-alloc, no-block]
+const char* cpu_isa_requires(CpuIsa isa) noexcept;
+
+/// The instruction set `auto` runs a chain on: AVX2 when its wavefront holds the chain's
+/// longest cascade (`sections`) in at most three vectors, else the widest supported one.
+/// [no-alloc, no-block]
+CpuIsa cpu_isa_auto(int sample_bytes, int channels, int sections) noexcept;
+
+/// "scalar", "wavefront", "channel-parallel". [no-alloc, no-block]
+const char* cascade_layout_name(CascadeLayout l) noexcept;
+/// The layout `isa` runs a cascade of `channels` channels of `sample_bytes`-byte samples in.
+/// [no-alloc, no-block]
+CascadeLayout cascade_layout(CpuIsa isa, int sample_bytes, int channels) noexcept;
+
+namespace simd {
+
+/// One cascade over a chunk in place: `frames` interleaved frames of `channels` channels,
+/// `nsec` sections of {b0, b1, b2, a1, a2} at `coef`, state[section][s1|s2][channel].
+template <class T>
+using CascadeFn = void (*)(T* data, int frames, int channels, const T* coef, int nsec, T* state) noexcept;
+
+/// The kernels of one instruction set. `wavefront` takes only the channel counts that
+/// cascade_layout() gives it.
+struct IsaKernels {
+  CascadeFn<float> wavefront_f32, parallel_f32;
+  CascadeFn<double> wavefront_f64, parallel_f64;
+};
+
+#if defined(CHUNKSCOPE_X86_SIMD)
+extern const IsaKernels kernels_sse4;
+extern const IsaKernels kernels_avx2;
+extern const IsaKernels kernels_avx512;
+#endif
+
+}  // namespace simd
+}  // namespace chunkscope
