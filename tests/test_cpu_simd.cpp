@@ -8,10 +8,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "rt/cpu_backend.hpp"
 #include "rt/cpu_simd.hpp"
 #include "src/bench.hpp"
 #include "src/plan.hpp"
+#include "tests/test_util.hpp"
 
 using namespace chunkscope;
 
@@ -175,4 +178,56 @@ TEST_CASE("cpu instruction sets: names parse back, the best one is supported, la
   CHECK(cascade_layout(CpuIsa::avx512, 4, 5) == CascadeLayout::channel_parallel);
   CHECK(cascade_layout(CpuIsa::sse4, 8, 1) == CascadeLayout::wavefront);       // 2 lanes
   CHECK(cascade_layout(CpuIsa::sse4, 8, 2) == CascadeLayout::channel_parallel);
+}
+
+// ---- the command line ---------------------------------------------------------------------
+
+TEST_CASE("--isa: a bad name is one usage error; a forced set is what the report and the bench name") {
+  testutil::TempDir td;
+  auto r = testutil::run_cli({"synth", "--signal", "noise", "--duration", "0.1s", "--speed", "max", "--isa", "avx1024"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("--isa: 'avx1024' is not auto, scalar, sse4, avx2 or avx512") != std::string::npos);
+
+  // every instruction set this machine has, forced: the report's signature names it
+  for (int i = 0; i < kCpuIsaCount; ++i) {
+    const auto isa = static_cast<CpuIsa>(i);
+    if (!cpu_isa_supported(isa)) continue;
+    CAPTURE(cpu_isa_name(isa));
+    const std::string json = td.file(std::string("r_") + cpu_isa_name(isa) + ".json");
+    r = testutil::run_cli({"synth", "--signal", "noise", "--duration", "0.1s", "--speed", "max", "--chain",
+                           "hp:80:4 | peak:1000:gain=6", "--isa", cpu_isa_name(isa), "--json", json, "--quiet"});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    const auto j = nlohmann::json::parse(testutil::slurp(json));
+    const auto& sig = j["workload"]["signature"];
+    CHECK(sig["cpu_isa"] == cpu_isa_name(isa));
+    CHECK(sig["cpu_layout"] == cascade_layout_name(cascade_layout(isa, 4, 2)));
+  }
+
+  const std::string bj = td.file("bench.json");
+  r = testutil::run_cli({"bench", "--channels", "2", "--sections", "2", "--chunks", "64", "--repeats", "1", "--quick",
+                         "--isa", "scalar,auto", "--json", bj});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto b = nlohmann::json::parse(testutil::slurp(bj));
+  REQUIRE(b["rows"].size() == 4);  // fused and unfused, scalar and auto
+  CHECK(b["rows"][0]["isa"] == "scalar");
+  CHECK(b["rows"][0]["isa_auto"] == false);
+  CHECK(b["rows"][0]["layout"] == "scalar");
+  CHECK(b["rows"][1]["isa_auto"] == true);
+  CHECK(b["rows"][1]["isa"] == cpu_isa_name(cpu_isa_auto(4, 2, 2)));
+  CHECK(b["rows"][0]["chain_spec"] == bench_chain(2));
+  CHECK(b["isa_best"] == cpu_isa_name(cpu_isa_best()));
+}
+
+TEST_CASE("--isa: a set this CPU lacks fails at once with exit 3, naming what it needs") {
+  CpuIsa missing = CpuIsa::scalar;
+  for (int i = kCpuIsaCount - 1; i > 0; --i)
+    if (!cpu_isa_supported(static_cast<CpuIsa>(i))) missing = static_cast<CpuIsa>(i);
+  if (missing == CpuIsa::scalar) {
+    MESSAGE("skipped: this CPU and build run every instruction set");
+    return;
+  }
+  auto r = testutil::run_cli({"bench", "--channels", "2", "--sections", "2", "--chunks", "64", "--isa", cpu_isa_name(missing)});
+  CHECK(r.rc == 3);
+  CHECK(r.err.find(std::string("--isa ") + cpu_isa_name(missing) + ": this CPU or build cannot run it") != std::string::npos);
+  CHECK(r.out.find("Gbq-s/s:") == std::string::npos);  // nothing was timed
 }

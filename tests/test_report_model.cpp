@@ -301,7 +301,8 @@ TEST_CASE("report and cadence accept COMPARE.json#VARIANT like stage-bench") {
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   r = testutil::run_cli({"report", td.file("c.json") + "#cpu:unfused"});
   CHECK_MESSAGE(r.rc == 0, r.err);
-  CHECK(has(r.out, "on cpu (unfused)"));
+  CHECK(has(r.out, "on cpu (unfused, "));  // then the kernels: "avx2 wavefront kernels)"
+  CHECK(has(r.out, " kernels), "));
   r = testutil::run_cli({"cadence", td.file("c.json") + "#cpu:fused"});
   CHECK_MESSAGE(r.rc == 0, r.err);
   r = testutil::run_cli({"cadence", td.file("c.json")});

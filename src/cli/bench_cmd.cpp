@@ -25,12 +25,12 @@ int run_bench(const BenchCommandOptions& o) {
   if (o.quick) opt.seconds_per_repeat = kBenchQuickSecondsPerRepeat;
   if (!o.json_path.empty()) check_output_path(o.json_path, fmt::format("--json '{}'", o.json_path));  // before the bench runs
 
-  fmt::print("{:<8} {:<6} {:<16} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10} {:>10} {:>10} {:>12} {:>7}\n", "chain", "isa",
+  fmt::print("{:<8} {:<7} {:<16} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10} {:>10} {:>10} {:>12} {:>7}\n", "chain", "isa",
              "layout", "dtype", "ch", "sec", "chunk", "disp", "Gbq-s/s", "min", "max", "ns/chunk", "spread");
   std::size_t flagged = 0;
   auto rows = run_filter_bench(opt, [&](const BenchRow& r) {
     const std::string spread = fmt::format("{:.0f}%{}", r.spread * 100, r.warning.empty() ? "" : " !");
-    fmt::print("{:<8} {:<6} {:<16} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.0f} {:>7}\n",
+    fmt::print("{:<8} {:<7} {:<16} {:<5} {:>4} {:>4} {:>6} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.0f} {:>7}\n",
                r.fused ? "fused" : "unfused", fmt::format("{}{}", cpu_isa_name(r.isa), r.isa_auto ? "*" : ""),
                cascade_layout_name(r.layout), dtype_name(r.dtype),
                r.channels, r.sections, r.chunk, r.dispatches,
@@ -73,6 +73,7 @@ int run_bench(const BenchCommandOptions& o) {
     for (const auto& r : rows)
       a.push_back({{"fused", r.fused}, {"isa", cpu_isa_name(r.isa)}, {"isa_auto", r.isa_auto}, {"layout", cascade_layout_name(r.layout)},
                    {"dtype", dtype_name(r.dtype)}, {"channels", r.channels}, {"sections", r.sections},
+                   {"chain_spec", bench_chain(r.sections)},
                    {"chunk", r.chunk}, {"dispatches", r.dispatches}, {"median_gbs", r.median_gbs},
                    {"min_gbs", r.min_gbs}, {"max_gbs", r.max_gbs}, {"median_ns_per_chunk", r.median_ns_per_chunk},
                    {"spread", r.spread}, {"shortest_repeat_ns", r.shortest_repeat_ns},
