@@ -11,7 +11,7 @@ CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CS        := $(BUILD)/chunkscope
 
-.PHONY: all deps configure build demo test test-asan test-tsan bench bench-memory bench-modes fuzz test-stress clean
+.PHONY: all deps configure build demo test test-asan test-tsan bench bench-memory bench-modes bench-scipy fuzz test-stress clean
 
 all: build
 
@@ -96,6 +96,13 @@ MODES_RUNS ?= 5
 MODES_DURATION ?= 5s
 bench-modes: build
 	@bash scripts/bench_modes.sh $(CS) $(MODES_RUNS) $(MODES_DURATION)
+
+# The CPU kernels (--isa scalar and auto) beside scipy.signal.sosfilt on the same chain and
+# data, SCIPY_ROUNDS interleaved rounds, and replay's process stage at 128 frames with each.
+SCIPY_ROUNDS ?= 9
+bench-scipy: build
+	@bash scripts/install-deps.sh --scipy
+	@/usr/bin/python3 scripts/bench_vs_scipy.py --chunkscope $(CS) --rounds $(SCIPY_ROUNDS) --replay audio/mix_stereo_48k.flac
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) out

@@ -69,18 +69,40 @@ int vector_bytes(CpuIsa isa) noexcept {
 }
 }  // namespace
 
+// Wavefront passes over a chunk, and vectors a step, for `sections` sections.
+struct WaveCost {
+  int passes = 0, vectors = 0;
+};
+WaveCost wave_cost(CpuIsa isa, int sample_bytes, int channels, int sections) noexcept {
+  const int lanes = vector_bytes(isa) / sample_bytes;
+  const int block = simd::wave_block(lanes, channels);
+  if (block == 0) return {};
+  const int per_vector = lanes / block;  // sections a vector holds
+  const int group = simd::kWaveMaxVectors * per_vector;
+  const int groups = sections < 1 ? 1 : (sections + group - 1) / group;
+  const int in_group = sections < group ? (sections < 1 ? 1 : sections) : group;
+  return {groups * (channels / block), (in_group + per_vector - 1) / per_vector};
+}
+
 // The wavefront is bound by the latency of one section's recurrence (four dependent
-// operations a step) for as long as the core has room for the step's vectors; past about
-// three 256-bit vectors a step, wider vectors win. Narrow cascades also fill fewer idle
-// slots on narrower vectors (shorter ramps at the chunk's ends).
+// operations a step) while the core has room for the step's vectors, so what counts most
+// is how many passes a chunk takes; at one pass each, AVX2's shorter shuffles win while
+// its step holds at most three vectors.
 CpuIsa cpu_isa_auto(int sample_bytes, int channels, int sections) noexcept {
-  const CpuIsa best = cpu_isa_best();
-  if (best == CpuIsa::avx512 && cpu_isa_supported(CpuIsa::avx2) &&
-      cascade_layout(CpuIsa::avx2, sample_bytes, channels) == CascadeLayout::wavefront) {
-    const int per_vector = vector_bytes(CpuIsa::avx2) / sample_bytes / channels;  // sections a vector holds
-    if (sections <= 3 * per_vector) return CpuIsa::avx2;
+  CpuIsa pick = CpuIsa::scalar;
+  WaveCost best;
+  for (int i = kCpuIsaCount - 1; i > 0; --i) {  // widest first: it wins ties
+    const auto isa = static_cast<CpuIsa>(i);
+    if (!cpu_isa_supported(isa)) continue;
+    const WaveCost c = wave_cost(isa, sample_bytes, channels, sections);
+    if (c.passes == 0) continue;
+    const bool avx2_tie = isa == CpuIsa::avx2 && c.passes == best.passes && c.vectors <= 3;
+    if (best.passes == 0 || c.passes < best.passes || avx2_tie) {
+      pick = isa;
+      best = c;
+    }
   }
-  return best;
+  return best.passes > 0 ? pick : cpu_isa_best();
 }
 
 const char* cascade_layout_name(CascadeLayout l) noexcept {
@@ -95,9 +117,7 @@ const char* cascade_layout_name(CascadeLayout l) noexcept {
 CascadeLayout cascade_layout(CpuIsa isa, int sample_bytes, int channels) noexcept {
   if (isa == CpuIsa::scalar) return CascadeLayout::scalar;
   const int lanes = sample_bytes > 0 ? vector_bytes(isa) / sample_bytes : 0;
-  const bool wave_count = channels == 1 || channels == 2 || channels == 3 || channels == 4 || channels == 6 ||
-                          channels == 8;
-  return wave_count && channels < lanes ? CascadeLayout::wavefront : CascadeLayout::channel_parallel;
+  return simd::wave_block(lanes, channels) > 0 ? CascadeLayout::wavefront : CascadeLayout::channel_parallel;
 }
 
 }  // namespace chunkscope

@@ -5,14 +5,15 @@
 // (rt/cpu_simd_<isa>.cpp), and is only called after the CPU has been checked for it.
 //
 // Layouts (docs/profiler.md, "CPU kernels"):
-//   wavefront         channels fewer than the vector's lanes (1, 2, 3, 4, 6 or 8 of them):
-//                     every (section, channel) pair of a cascade gets its own lane; at
-//                     step k section s works on frame k - s and its output moves up one
-//                     section's lanes to become the next section's input, so all sections
-//                     run at once. Cascades longer than the lanes hold run as consecutive
-//                     groups, each over the whole chunk.
+//   wavefront         every (section, channel) pair of a cascade gets its own lane; at
+//                     step k section s works on frame k - s and its output moves on to
+//                     the next section's lanes to become its input, so all sections run
+//                     at once. For 1, 2, 3, 4, 6 or 8 channels fewer than the lanes, one
+//                     pass; for more (even counts), one pass per block of 8, 4 or 2
+//                     channels (wave_block()). Cascades longer than a group of vectors
+//                     holds run as consecutive groups, each over the whole chunk.
 //   channel-parallel  otherwise: frame -> section -> channel with whole vectors of
-//                     channels, channel counts 4, 8, 16, 32 and 64 compiled for their size.
+//                     channels.
 //   scalar            the reference loop as the baseline compiler builds it.
 // Every layout performs the same multiplies and adds in the same order as the scalar
 // reference (no fused multiply-add), so outputs are bit-identical.
@@ -40,8 +41,10 @@ CpuIsa cpu_isa_best() noexcept;
 /// [no-alloc, no-block]
 const char* cpu_isa_requires(CpuIsa isa) noexcept;
 
-/// The instruction set `auto` runs a chain on: AVX2 when its wavefront holds the chain's
-/// longest cascade (`sections`) in at most three vectors, else the widest supported one.
+/// The instruction set `auto` runs a chain on, for its longest cascade (`sections`): of the
+/// supported vector sets whose wavefront takes the channels, the one needing the fewest
+/// passes over a chunk (blocks x groups); on a tie AVX2 when it needs at most three vectors
+/// a step, else the widest. Without any wavefront, the widest supported set.
 /// [no-alloc, no-block]
 CpuIsa cpu_isa_auto(int sample_bytes, int channels, int sections) noexcept;
 
@@ -52,6 +55,26 @@ const char* cascade_layout_name(CascadeLayout l) noexcept;
 CascadeLayout cascade_layout(CpuIsa isa, int sample_bytes, int channels) noexcept;
 
 namespace simd {
+
+/// At most this many vectors hold one wavefront group of sections.
+inline constexpr int kWaveMaxVectors = 4;
+
+namespace {  // internal to every unit that uses it: the instruction-set units build their own
+
+/// The channels one wavefront pass takes on vectors of `lanes` lanes: all of them when
+/// they are 1, 2, 3, 4, 6 or 8 and fewer than the lanes; else a block of the widest of 8,
+/// 4 and 2 channels that is fewer than the lanes and divides the count; else 0 (no
+/// wavefront: channel-parallel).
+constexpr int wave_block(int lanes, int channels) {
+  if ((channels == 1 || channels == 2 || channels == 3 || channels == 4 || channels == 6 || channels == 8) &&
+      channels < lanes)
+    return channels;
+  for (int b = 8; b >= 2; b /= 2)
+    if (b < lanes && channels % b == 0) return b;
+  return 0;
+}
+
+}  // namespace
 
 /// One cascade over a chunk in place: `frames` interleaved frames of `channels` channels,
 /// `nsec` sections of {b0, b1, b2, a1, a2} at `coef`, state[section][s1|s2][channel].

@@ -37,8 +37,6 @@ struct Vec<double> {
   static constexpr int W = CS_VEC_BYTES / 8;
 };
 
-// At most this many vectors hold one wavefront group's lanes.
-constexpr int kMaxVectors = 4;
 
 // ---- channel-parallel: frame -> section -> channel, the reference loop's order ----------
 
@@ -114,7 +112,7 @@ struct Wave {
 
   // Lanes are filled through plain arrays, so that the vectors themselves are only ever
   // indexed by constants and stay in registers across the steps. [no-alloc, no-block]
-  inline void load(const T* coef, int G, const T* state) noexcept {
+  inline void load(const T* coef, int G, const T* state, int cs) noexcept {
     T lane[7][K * W];
     I lslot[K * W], lpass[K * W];
     for (int j = 0; j < K; ++j)
@@ -122,8 +120,8 @@ struct Wave {
         const int g = j * W + i, s = slot_of(j, i), c = i % C;
         const bool real = s < G;
         for (int q = 0; q < 5; ++q) lane[q][g] = real ? coef[5 * s + q] : T(0);
-        lane[5][g] = real ? state[2 * s * C + c] : T(0);
-        lane[6][g] = real ? state[(2 * s + 1) * C + c] : T(0);
+        lane[5][g] = real ? state[2 * s * cs + c] : T(0);
+        lane[6][g] = real ? state[(2 * s + 1) * cs + c] : T(0);
         lslot[g] = static_cast<I>(s);
         lpass[g] = real ? 0 : -1;
       }
@@ -142,7 +140,7 @@ struct Wave {
     }
   }
   // [no-alloc, no-block]
-  inline void store(int G, T* state) const noexcept {
+  inline void store(int G, T* state, int cs) const noexcept {
     T lane[2][K * W];
 #pragma GCC unroll 8
     for (int j = 0; j < K; ++j) {
@@ -153,8 +151,8 @@ struct Wave {
       for (int i = 0; i < W; ++i) {
         const int s = slot_of(j, i), c = i % C;
         if (s < G) {
-          state[2 * s * C + c] = lane[0][j * W + i];
-          state[(2 * s + 1) * C + c] = lane[1][j * W + i];
+          state[2 * s * cs + c] = lane[0][j * W + i];
+          state[(2 * s + 1) * cs + c] = lane[1][j * W + i];
         }
       }
   }
@@ -204,31 +202,33 @@ struct Wave {
     return v;
   }
 
-  // The group over the whole chunk, in place. [no-alloc, no-block]
-  static void run(T* __restrict data, int frames, const T* __restrict coef, int G, T* __restrict state) noexcept {
+  // The group over the whole chunk, in place: C channels of frames `stride` values apart,
+  // state[section][s1|s2][channel] with `cs` channels a section. `readable`: values that
+  // may be read from `data` on (whole-vector loads go no further). [no-alloc, no-block]
+  static void run(T* __restrict data, int frames, int stride, long readable, const T* __restrict coef, int G,
+                  T* __restrict state, int cs) noexcept {
     Wave w{};
-    w.load(coef, G, state);
+    w.load(coef, G, state, cs);
     const int total = frames + S - 1;
-    // full vector loads of the input stay inside the chunk up to this step
-    const long n = static_cast<long>(frames) * C;
-    const int vec_end = n >= W ? static_cast<int>((n - W) / C + 1) : 0;
+    const int vec_end = readable >= W ? static_cast<int>((readable - W) / stride + 1) : 0;
+    auto at = [&](int f) { return data + static_cast<std::ptrdiff_t>(f) * stride; };
     int k = 0;
     for (; k < S - 1; ++k)  // slots still starting (no output yet)
-      w.template step<true>(k < frames ? gather(data + static_cast<std::ptrdiff_t>(k) * C) : V{}, k, frames);
+      w.template step<true>(k < frames ? gather(at(k)) : V{}, k, frames);
     const int full_vec_end = vec_end < frames ? vec_end : frames;
     for (; k < full_vec_end; ++k) {
-      w.template step<false>(load_vec(data + static_cast<std::ptrdiff_t>(k) * C), k, frames);
-      w.output(data + static_cast<std::ptrdiff_t>(k - (S - 1)) * C);
+      w.template step<false>(load_vec(at(k)), k, frames);
+      w.output(at(k - (S - 1)));
     }
     for (; k < frames; ++k) {
-      w.template step<false>(gather(data + static_cast<std::ptrdiff_t>(k) * C), k, frames);
-      w.output(data + static_cast<std::ptrdiff_t>(k - (S - 1)) * C);
+      w.template step<false>(gather(at(k)), k, frames);
+      w.output(at(k - (S - 1)));
     }
     for (; k < total; ++k) {  // slots finishing
       w.template step<true>(V{}, k, frames);
-      w.output(data + static_cast<std::ptrdiff_t>(k - (S - 1)) * C);
+      w.output(at(k - (S - 1)));
     }
-    w.store(G, state);
+    w.store(G, state, cs);
   }
 };
 
@@ -238,45 +238,66 @@ constexpr int slots(int K) {
   return K * (Vec<T>::W / C);
 }
 
-// The cascade as consecutive groups, each in as few vectors as hold it.
+// The cascade as consecutive groups, each in as few vectors as hold it, over C channels of
+// frames `stride` values apart (state: `stride` channels a section).
 template <class T, int C>
-void wave_channels(T* data, int frames, const T* coef, int nsec, T* state) noexcept {
-  constexpr int kMaxGroup = slots<T, C>(kMaxVectors);
+void wave_channels(T* data, int frames, int stride, long readable, const T* coef, int nsec, T* state) noexcept {
+  constexpr int kMaxGroup = slots<T, C>(kWaveMaxVectors);
   for (int s0 = 0; s0 < nsec; s0 += kMaxGroup) {
     const int G = nsec - s0 < kMaxGroup ? nsec - s0 : kMaxGroup;
     const T* cf = coef + 5 * s0;
-    T* st = state + 2 * s0 * C;
+    T* st = state + 2 * s0 * stride;
     if (G <= slots<T, C>(1))
-      Wave<T, C, 1>::run(data, frames, cf, G, st);
+      Wave<T, C, 1>::run(data, frames, stride, readable, cf, G, st, stride);
     else if (G <= slots<T, C>(2))
-      Wave<T, C, 2>::run(data, frames, cf, G, st);
+      Wave<T, C, 2>::run(data, frames, stride, readable, cf, G, st, stride);
     else if (G <= slots<T, C>(3))
-      Wave<T, C, 3>::run(data, frames, cf, G, st);
+      Wave<T, C, 3>::run(data, frames, stride, readable, cf, G, st, stride);
     else
-      Wave<T, C, 4>::run(data, frames, cf, G, st);
+      Wave<T, C, 4>::run(data, frames, stride, readable, cf, G, st, stride);
   }
+}
+
+// All channels as blocks of B, each block a wavefront pass of its own.
+template <class T, int B>
+void wave_blocks(T* data, int frames, int channels, const T* coef, int nsec, T* state) noexcept {
+  const long n = static_cast<long>(frames) * channels;
+  for (int c0 = 0; c0 < channels; c0 += B)
+    wave_channels<T, B>(data + c0, frames, channels, n - c0, coef, nsec, state + c0);
 }
 
 template <class T, int C>
-void wave_if(T* data, int frames, const T* coef, int nsec, T* state) noexcept {
+void wave_direct(T* data, int frames, const T* coef, int nsec, T* state) noexcept {
   if constexpr (C < Vec<T>::W)
-    wave_channels<T, C>(data, frames, coef, nsec, state);
-  else
-    parallel<T>(data, frames, C, coef, nsec, state);
+    wave_channels<T, C>(data, frames, C, static_cast<long>(frames) * C, coef, nsec, state);
 }
 
+// The layout cascade_layout() describes: the channels in one wavefront when they are 1, 2,
+// 3, 4, 6 or 8 and fewer than the lanes, else in blocks of the widest of 8, 4 or 2 channels
+// that is fewer than the lanes and divides the count, else channel-parallel.
 template <class T>
 void wavefront(T* data, int frames, int channels, const T* coef, int nsec, T* state) noexcept {
   if (frames <= 0 || nsec <= 0) return;
-  switch (channels) {
-    case 1: wave_if<T, 1>(data, frames, coef, nsec, state); break;
-    case 2: wave_if<T, 2>(data, frames, coef, nsec, state); break;
-    case 3: wave_if<T, 3>(data, frames, coef, nsec, state); break;
-    case 4: wave_if<T, 4>(data, frames, coef, nsec, state); break;
-    case 6: wave_if<T, 6>(data, frames, coef, nsec, state); break;
-    case 8: wave_if<T, 8>(data, frames, coef, nsec, state); break;
-    default: parallel<T>(data, frames, channels, coef, nsec, state); break;
+  constexpr int W = Vec<T>::W;
+  const int block = wave_block(W, channels);
+  if (block == channels) {
+    switch (channels) {
+      case 1: wave_direct<T, 1>(data, frames, coef, nsec, state); return;
+      case 2: wave_direct<T, 2>(data, frames, coef, nsec, state); return;
+      case 3: wave_direct<T, 3>(data, frames, coef, nsec, state); return;
+      case 4: wave_direct<T, 4>(data, frames, coef, nsec, state); return;
+      case 6: wave_direct<T, 6>(data, frames, coef, nsec, state); return;
+      case 8: wave_direct<T, 8>(data, frames, coef, nsec, state); return;
+      default: break;
+    }
+  } else if constexpr (W > 8) {
+    if (block == 8) return wave_blocks<T, 8>(data, frames, channels, coef, nsec, state);
   }
+  if constexpr (W > 4)
+    if (block == 4) return wave_blocks<T, 4>(data, frames, channels, coef, nsec, state);
+  if constexpr (W > 2)
+    if (block == 2) return wave_blocks<T, 2>(data, frames, channels, coef, nsec, state);
+  parallel<T>(data, frames, channels, coef, nsec, state);
 }
 
 }  // namespace

@@ -3,16 +3,19 @@
 # but only those that are missing. Uses sudo when not root; never installs recommends.
 #   scripts/install-deps.sh          build + demo + tests (stress-ng: make test-stress)
 #   scripts/install-deps.sh --fuzz   the same, and clang with libFuzzer (make fuzz)
+#   scripts/install-deps.sh --scipy  the same, and Python with SciPy (make bench-scipy)
 #   scripts/install-deps.sh --check  list what is missing and exit 1 if anything is
 set -euo pipefail
 
 check=0
 fuzz=0
+scipy=0
 for arg in "$@"; do
   case "$arg" in
     --check) check=1 ;;
     --fuzz) fuzz=1 ;;
-    *) echo "usage: scripts/install-deps.sh [--check] [--fuzz]" >&2; exit 2 ;;
+    --scipy) scipy=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--check] [--fuzz] [--scipy]" >&2; exit 2 ;;
   esac
 done
 
@@ -26,6 +29,10 @@ packages=(
 # clang and its runtime libraries, libFuzzer among them (the distribution's default version)
 if [ "$fuzz" -eq 1 ]; then
   packages+=(clang libclang-rt-dev)
+fi
+# the distribution's Python with SciPy and NumPy, for scripts/bench_vs_scipy.py
+if [ "$scipy" -eq 1 ]; then
+  packages+=(python3 python3-scipy python3-numpy)
 fi
 
 missing=()

@@ -68,14 +68,14 @@ template <class T>
 void check_isa(CpuIsa isa) {
   for (bool fused : {true, false})
     for (int sections : {1, 2, 3, 5, 6, 8, 9, 16, 17, 33})
-      for (int ch : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 32}) {
+      for (int ch : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 24, 32, 64}) {
         if (!fused && sections > 9) continue;  // unfused: one single-section step per filter
         CAPTURE(fused);
         CAPTURE(sections);
         CAPTURE(ch);
         CAPTURE(cascade_layout_name(cascade_layout(isa, sizeof(T), ch)));
         const Plan plan = plan_chain(bench_chain(sections), 48000, fused);
-        const std::size_t frames = ch >= 16 ? 700 : 2100;
+        const std::size_t frames = ch >= 16 ? 500 : 2100;
         const auto x = signal<T>(frames, ch, 17u + static_cast<unsigned>(sections * 64 + ch));
         // the same random chunk sizes (1..300, many shorter than the wavefront) for both
         std::mt19937 r1(5), r2(5);
@@ -168,15 +168,26 @@ TEST_CASE("cpu instruction sets: names parse back, the best one is supported, la
     CHECK(be.isa() == cpu_isa_auto(4, 2, 6));
     CHECK(be.layout() == cascade_layout(be.isa(), 4, 2));
   }
-  // the layout rule: wavefront for 1, 2, 3, 4, 6 or 8 channels fewer than the lanes
+  // the layout rule: one wavefront for 1, 2, 3, 4, 6 or 8 channels fewer than the lanes,
+  // blocks of 8, 4 or 2 channels fewer than the lanes for other counts they divide
   CHECK(cascade_layout(CpuIsa::scalar, 4, 2) == CascadeLayout::scalar);
-  CHECK(cascade_layout(CpuIsa::avx2, 4, 2) == CascadeLayout::wavefront);       // 8 lanes
-  CHECK(cascade_layout(CpuIsa::avx2, 4, 8) == CascadeLayout::channel_parallel);
-  CHECK(cascade_layout(CpuIsa::avx2, 8, 3) == CascadeLayout::wavefront);       // 4 lanes
-  CHECK(cascade_layout(CpuIsa::avx2, 8, 4) == CascadeLayout::channel_parallel);
-  CHECK(cascade_layout(CpuIsa::avx512, 4, 8) == CascadeLayout::wavefront);     // 16 lanes
+  CHECK(simd::wave_block(8, 2) == 2);  // AVX2 f32: 8 lanes
+  CHECK(simd::wave_block(8, 6) == 6);
+  CHECK(simd::wave_block(8, 8) == 4);
+  CHECK(simd::wave_block(8, 32) == 4);
+  CHECK(simd::wave_block(8, 10) == 2);
+  CHECK(simd::wave_block(8, 5) == 0);
+  CHECK(simd::wave_block(16, 8) == 8);  // AVX-512 f32: 16 lanes
+  CHECK(simd::wave_block(16, 12) == 4);
+  CHECK(simd::wave_block(16, 64) == 8);
+  CHECK(simd::wave_block(4, 4) == 2);   // AVX2 f64 or SSE4 f32: 4 lanes
+  CHECK(simd::wave_block(4, 3) == 3);
+  CHECK(simd::wave_block(2, 1) == 1);   // SSE4 f64: 2 lanes
+  CHECK(simd::wave_block(2, 2) == 0);
+  CHECK(cascade_layout(CpuIsa::avx2, 4, 8) == CascadeLayout::wavefront);
+  CHECK(cascade_layout(CpuIsa::avx2, 4, 7) == CascadeLayout::channel_parallel);
   CHECK(cascade_layout(CpuIsa::avx512, 4, 5) == CascadeLayout::channel_parallel);
-  CHECK(cascade_layout(CpuIsa::sse4, 8, 1) == CascadeLayout::wavefront);       // 2 lanes
+  CHECK(cascade_layout(CpuIsa::sse4, 8, 1) == CascadeLayout::wavefront);
   CHECK(cascade_layout(CpuIsa::sse4, 8, 2) == CascadeLayout::channel_parallel);
 }
 
