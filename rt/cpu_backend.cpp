@@ -98,16 +98,16 @@ Status CpuBackend::prepare(const ProcessSpec& spec, const ChainLayout& layout) {
       spec.max_frames > kMaxChunkFrames || !(spec.rate > 0))
     return Status::invalid_argument;
   const int sample_bytes = spec.dtype == DType::f32 ? 4 : 8;
+  int longest = 0;
+  for (const auto& st : layout.steps)
+    if (st.kind == Step::Kind::cascade && st.sections > longest) longest = st.sections;
   if (forced_isa_) {
     if (!cpu_isa_supported(*forced_isa_)) return Status::invalid_argument;
     isa_ = *forced_isa_;
   } else {
-    int longest = 0;
-    for (const auto& st : layout.steps)
-      if (st.kind == Step::Kind::cascade && st.sections > longest) longest = st.sections;
     isa_ = cpu_isa_auto(sample_bytes, spec.channels, longest);
   }
-  layout_ = cascade_layout(isa_, sample_bytes, spec.channels);
+  layout_ = cascade_layout(isa_, sample_bytes, spec.channels, longest);
   kernel32_ = pick_kernel<float>(isa_, layout_);
   kernel64_ = pick_kernel<double>(isa_, layout_);
   spec_ = spec;

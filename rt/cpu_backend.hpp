@@ -9,7 +9,9 @@
 // (rt/cpu_simd.hpp) run the same arithmetic in the same order, as a wavefront across
 // (section, channel) lanes for few channels or channel-parallel for many, on the
 // instruction set chosen at construction (the widest the CPU has, unless forced).
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <vector>
 
@@ -17,6 +19,24 @@
 #include "rt/cpu_simd.hpp"
 
 namespace chunkscope {
+
+/// Allocates on cache-line boundaries: the kernels' vector loads and stores of filter state
+/// then never straddle two lines, which would defeat store-to-load forwarding from one
+/// frame to the next. [allocates]
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlign); }
+  template <class U>
+  bool operator==(const CacheLineAllocator<U>&) const noexcept {
+    return true;
+  }
+};
 
 class CpuBackend final : public Backend {
  public:
@@ -50,7 +70,8 @@ class CpuBackend final : public Backend {
   std::uint64_t chunks() const noexcept { return chunk_index_; }
   /// The instruction set of the prepared cascade kernels. [no-alloc, no-block]
   CpuIsa isa() const noexcept { return isa_; }
-  /// How the kernels lay a cascade out in vectors for the prepared shape. [no-alloc, no-block]
+  /// How the kernels lay the plan's longest cascade out in vectors for the prepared shape
+  /// (shorter ones may differ: cascade_layout()). [no-alloc, no-block]
   CascadeLayout layout() const noexcept { return layout_; }
 
  private:
@@ -68,8 +89,10 @@ class CpuBackend final : public Backend {
   bool prepared_ = false;
   ProcessSpec spec_{};
   std::vector<Step> steps_;
-  std::vector<float> coef32_, state32_;
-  std::vector<double> coef64_, state64_;
+  std::vector<float> coef32_;
+  std::vector<double> coef64_;
+  std::vector<float, CacheLineAllocator<float>> state32_;
+  std::vector<double, CacheLineAllocator<double>> state64_;
   std::uint64_t chunk_index_ = 0;
 };
 

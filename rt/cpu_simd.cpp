@@ -75,7 +75,7 @@ struct WaveCost {
 };
 WaveCost wave_cost(CpuIsa isa, int sample_bytes, int channels, int sections) noexcept {
   const int lanes = vector_bytes(isa) / sample_bytes;
-  const int block = simd::wave_block(lanes, channels);
+  const int block = simd::wave_block_for(lanes, channels, sections);
   if (block == 0) return {};
   const int per_vector = lanes / block;  // sections a vector holds
   const int group = simd::kWaveMaxVectors * per_vector;
@@ -102,7 +102,10 @@ CpuIsa cpu_isa_auto(int sample_bytes, int channels, int sections) noexcept {
       best = c;
     }
   }
-  return best.passes > 0 ? pick : cpu_isa_best();
+  if (best.passes > 0) return pick;
+  // channel-parallel: state goes through memory every frame, where AVX-512's wider
+  // operations have shown no gain over AVX2's
+  return cpu_isa_supported(CpuIsa::avx2) ? CpuIsa::avx2 : cpu_isa_best();
 }
 
 const char* cascade_layout_name(CascadeLayout l) noexcept {
@@ -114,10 +117,11 @@ const char* cascade_layout_name(CascadeLayout l) noexcept {
   return "?";
 }
 
-CascadeLayout cascade_layout(CpuIsa isa, int sample_bytes, int channels) noexcept {
+CascadeLayout cascade_layout(CpuIsa isa, int sample_bytes, int channels, int sections) noexcept {
   if (isa == CpuIsa::scalar) return CascadeLayout::scalar;
   const int lanes = sample_bytes > 0 ? vector_bytes(isa) / sample_bytes : 0;
-  return simd::wave_block(lanes, channels) > 0 ? CascadeLayout::wavefront : CascadeLayout::channel_parallel;
+  return simd::wave_block_for(lanes, channels, sections) > 0 ? CascadeLayout::wavefront
+                                                             : CascadeLayout::channel_parallel;
 }
 
 }  // namespace chunkscope

@@ -10,7 +10,7 @@
 //                     the next section's lanes to become its input, so all sections run
 //                     at once. For 1, 2, 3, 4, 6 or 8 channels fewer than the lanes, one
 //                     pass; for more (even counts), one pass per block of 8, 4 or 2
-//                     channels (wave_block()). Cascades longer than a group of vectors
+//                     channels (wave_block()) when the cascade fills two vectors or more. Cascades longer than a group of vectors
 //                     holds run as consecutive groups, each over the whole chunk.
 //   channel-parallel  otherwise: frame -> section -> channel with whole vectors of
 //                     channels.
@@ -44,15 +44,16 @@ const char* cpu_isa_requires(CpuIsa isa) noexcept;
 /// The instruction set `auto` runs a chain on, for its longest cascade (`sections`): of the
 /// supported vector sets whose wavefront takes the channels, the one needing the fewest
 /// passes over a chunk (blocks x groups); on a tie AVX2 when it needs at most three vectors
-/// a step, else the widest. Without any wavefront, the widest supported set.
+/// a step, else the widest. Without any wavefront (channel-parallel), AVX2 if supported,
+/// else the widest.
 /// [no-alloc, no-block]
 CpuIsa cpu_isa_auto(int sample_bytes, int channels, int sections) noexcept;
 
 /// "scalar", "wavefront", "channel-parallel". [no-alloc, no-block]
 const char* cascade_layout_name(CascadeLayout l) noexcept;
-/// The layout `isa` runs a cascade of `channels` channels of `sample_bytes`-byte samples in.
-/// [no-alloc, no-block]
-CascadeLayout cascade_layout(CpuIsa isa, int sample_bytes, int channels) noexcept;
+/// The layout `isa` runs a cascade of `sections` sections over `channels` channels of
+/// `sample_bytes`-byte samples in. [no-alloc, no-block]
+CascadeLayout cascade_layout(CpuIsa isa, int sample_bytes, int channels, int sections) noexcept;
 
 namespace simd {
 
@@ -72,6 +73,15 @@ constexpr int wave_block(int lanes, int channels) {
   for (int b = 8; b >= 2; b /= 2)
     if (b < lanes && channels % b == 0) return b;
   return 0;
+}
+
+/// wave_block() for a cascade of `sections`, or 0 where blocks do not pay: a block's pass
+/// with a single vector a step is bound by the recurrence's latency, where the
+/// channel-parallel loop has the other channels' work to overlap.
+constexpr int wave_block_for(int lanes, int channels, int sections) {
+  const int b = wave_block(lanes, channels);
+  if (b == 0 || b == channels) return b;
+  return sections > lanes / b ? b : 0;
 }
 
 }  // namespace

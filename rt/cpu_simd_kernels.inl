@@ -272,14 +272,13 @@ void wave_direct(T* data, int frames, const T* coef, int nsec, T* state) noexcep
     wave_channels<T, C>(data, frames, C, static_cast<long>(frames) * C, coef, nsec, state);
 }
 
-// The layout cascade_layout() describes: the channels in one wavefront when they are 1, 2,
-// 3, 4, 6 or 8 and fewer than the lanes, else in blocks of the widest of 8, 4 or 2 channels
-// that is fewer than the lanes and divides the count, else channel-parallel.
+// The layout cascade_layout() describes (wave_block_for()): the channels in one wavefront,
+// or in blocks of 8, 4 or 2 channels, or channel-parallel.
 template <class T>
 void wavefront(T* data, int frames, int channels, const T* coef, int nsec, T* state) noexcept {
   if (frames <= 0 || nsec <= 0) return;
   constexpr int W = Vec<T>::W;
-  const int block = wave_block(W, channels);
+  const int block = wave_block_for(W, channels, nsec);
   if (block == channels) {
     switch (channels) {
       case 1: wave_direct<T, 1>(data, frames, coef, nsec, state); return;

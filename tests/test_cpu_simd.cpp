@@ -73,7 +73,7 @@ void check_isa(CpuIsa isa) {
         CAPTURE(fused);
         CAPTURE(sections);
         CAPTURE(ch);
-        CAPTURE(cascade_layout_name(cascade_layout(isa, sizeof(T), ch)));
+        CAPTURE(cascade_layout_name(cascade_layout(isa, sizeof(T), ch, sections)));
         const Plan plan = plan_chain(bench_chain(sections), 48000, fused);
         const std::size_t frames = ch >= 16 ? 500 : 2100;
         const auto x = signal<T>(frames, ch, 17u + static_cast<unsigned>(sections * 64 + ch));
@@ -166,11 +166,11 @@ TEST_CASE("cpu instruction sets: names parse back, the best one is supported, la
     const Plan plan = plan_chain(bench_chain(6), 48000);
     REQUIRE(be.prepare({48000, 2, 256, DType::f32}, lay_out_plan(plan, 2)) == Status::ok);
     CHECK(be.isa() == cpu_isa_auto(4, 2, 6));
-    CHECK(be.layout() == cascade_layout(be.isa(), 4, 2));
+    CHECK(be.layout() == cascade_layout(be.isa(), 4, 2, 6));
   }
   // the layout rule: one wavefront for 1, 2, 3, 4, 6 or 8 channels fewer than the lanes,
   // blocks of 8, 4 or 2 channels fewer than the lanes for other counts they divide
-  CHECK(cascade_layout(CpuIsa::scalar, 4, 2) == CascadeLayout::scalar);
+  CHECK(cascade_layout(CpuIsa::scalar, 4, 2, 6) == CascadeLayout::scalar);
   CHECK(simd::wave_block(8, 2) == 2);  // AVX2 f32: 8 lanes
   CHECK(simd::wave_block(8, 6) == 6);
   CHECK(simd::wave_block(8, 8) == 4);
@@ -184,11 +184,16 @@ TEST_CASE("cpu instruction sets: names parse back, the best one is supported, la
   CHECK(simd::wave_block(4, 3) == 3);
   CHECK(simd::wave_block(2, 1) == 1);   // SSE4 f64: 2 lanes
   CHECK(simd::wave_block(2, 2) == 0);
-  CHECK(cascade_layout(CpuIsa::avx2, 4, 8) == CascadeLayout::wavefront);
-  CHECK(cascade_layout(CpuIsa::avx2, 4, 7) == CascadeLayout::channel_parallel);
-  CHECK(cascade_layout(CpuIsa::avx512, 4, 5) == CascadeLayout::channel_parallel);
-  CHECK(cascade_layout(CpuIsa::sse4, 8, 1) == CascadeLayout::wavefront);
-  CHECK(cascade_layout(CpuIsa::sse4, 8, 2) == CascadeLayout::channel_parallel);
+  CHECK(cascade_layout(CpuIsa::avx2, 4, 8, 6) == CascadeLayout::wavefront);
+  CHECK(cascade_layout(CpuIsa::avx2, 4, 7, 6) == CascadeLayout::channel_parallel);
+  // blocks only where a block's cascade fills two vectors: 32 channels in blocks of 8 on
+  // AVX-512 f32 (2 sections a vector) for 3 sections, not for 2
+  CHECK(cascade_layout(CpuIsa::avx512, 4, 32, 3) == CascadeLayout::wavefront);
+  CHECK(cascade_layout(CpuIsa::avx512, 4, 32, 2) == CascadeLayout::channel_parallel);
+  CHECK(cascade_layout(CpuIsa::avx512, 4, 8, 1) == CascadeLayout::wavefront);  // one pass: no blocks
+  CHECK(cascade_layout(CpuIsa::avx512, 4, 5, 6) == CascadeLayout::channel_parallel);
+  CHECK(cascade_layout(CpuIsa::sse4, 8, 1, 6) == CascadeLayout::wavefront);
+  CHECK(cascade_layout(CpuIsa::sse4, 8, 2, 6) == CascadeLayout::channel_parallel);
 }
 
 // ---- the command line ---------------------------------------------------------------------
@@ -211,7 +216,7 @@ TEST_CASE("--isa: a bad name is one usage error; a forced set is what the report
     const auto j = nlohmann::json::parse(testutil::slurp(json));
     const auto& sig = j["workload"]["signature"];
     CHECK(sig["cpu_isa"] == cpu_isa_name(isa));
-    CHECK(sig["cpu_layout"] == cascade_layout_name(cascade_layout(isa, 4, 2)));
+    CHECK(sig["cpu_layout"] == cascade_layout_name(cascade_layout(isa, 4, 2, 3)));  // hp:80:4 and a peak: 3 sections
   }
 
   const std::string bj = td.file("bench.json");
