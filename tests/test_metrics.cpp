@@ -205,6 +205,21 @@ int free_port() {
   return ntohs(sa.sin_port);
 }
 
+// `s` percent-encoded for a query string.
+std::string encode(const std::string& s) {
+  std::string enc;
+  for (unsigned char ch : s) {
+    if (std::isalnum(ch) || ch == '_' || ch == '.') {
+      enc += static_cast<char>(ch);
+    } else {
+      char b[4];
+      std::snprintf(b, sizeof b, "%%%02X", ch);
+      enc += b;
+    }
+  }
+  return enc;
+}
+
 bool on_path(const char* tool) {
   return std::system((std::string("command -v ") + tool + " >/dev/null 2>&1").c_str()) == 0;
 }
@@ -518,16 +533,7 @@ TEST_CASE("metrics: a real Prometheus scrapes a synth run and agrees with its re
   const json& c = report["counts"];
   // an instant query's one value (NaN when the result is empty)
   const auto query = [&](const std::string& promql) {
-    std::string enc;
-    for (unsigned char ch : promql) {
-      if (std::isalnum(ch) || ch == '_' || ch == '.') enc += static_cast<char>(ch);
-      else {
-        char b[4];
-        std::snprintf(b, sizeof b, "%%%02X", ch);
-        enc += b;
-      }
-    }
-    const HttpReply r = http(prom_port, "GET", "/api/v1/query?query=" + enc);
+    const HttpReply r = http(prom_port, "GET", "/api/v1/query?query=" + encode(promql));
     if (r.status != 200) return std::nan("");
     const json j = json::parse(r.body, nullptr, false);
     if (j.is_discarded() || j["status"] != "success" || j["data"]["result"].empty()) return std::nan("");
@@ -557,5 +563,17 @@ TEST_CASE("metrics: a real Prometheus scrapes a synth run and agrees with its re
   CAPTURE(hi);
   CHECK(q95 >= lo);
   CHECK(q95 <= hi);
+  // the three queries docs/profiler.md gives are valid PromQL for these series
+  for (const char* promql :
+       {"chunkscope_budget_seconds - histogram_quantile(0.95, rate(chunkscope_chunk_latency_seconds_bucket[1m]))",
+        "rate(chunkscope_deadline_misses_total[5m]) / rate(chunkscope_chunks_total[5m])",
+        "(chunkscope_headroom_p95_seconds < 0.1 * chunkscope_budget_seconds) or "
+        "(increase(chunkscope_deadline_misses_total[5m]) > 0) or (increase(chunkscope_dropped_chunks_total[5m]) > 0) "
+        "or (increase(chunkscope_xruns_total[5m]) > 0)"}) {
+    CAPTURE(promql);
+    const HttpReply r = http(prom_port, "GET", "/api/v1/query?query=" + encode(promql));
+    CHECK(r.status == 200);
+    CHECK(json::parse(r.body, nullptr, false).value("status", "") == "success");
+  }
   CHECK(run.stop() == 0);
 }
