@@ -142,89 +142,6 @@ const std::string kLabels =
 
 // ---------------------------------------------------------------- HTTP and processes
 
-struct HttpReply {
-  int status = 0;
-  std::map<std::string, std::string> headers;  // lower-case names
-  std::string body;
-};
-
-std::string hdr(const HttpReply& r, const std::string& name) {
-  const auto it = r.headers.find(name);
-  return it == r.headers.end() ? std::string() : it->second;
-}
-
-// One request over a fresh connection (Connection: close); status 0 when nothing answered.
-HttpReply http(int port, const std::string& method, const std::string& path, const std::string& accept = "") {
-  HttpReply r;
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return r;
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<std::uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  timeval tv{30, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-    ::close(fd);
-    return r;
-  }
-  std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
-  if (!accept.empty()) req += "Accept: " + accept + "\r\n";
-  if (method == "POST") req += "Content-Length: 0\r\n";
-  req += "\r\n";
-  (void)!::write(fd, req.data(), req.size());
-  std::string all;
-  char buf[8192];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) all.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  const std::size_t head_end = all.find("\r\n\r\n");
-  if (all.rfind("HTTP/1.", 0) != 0 || head_end == std::string::npos) return r;
-  r.status = std::atoi(all.c_str() + 9);
-  std::istringstream hs(all.substr(0, head_end));
-  std::string h;
-  std::getline(hs, h);
-  while (std::getline(hs, h)) {
-    if (!h.empty() && h.back() == '\r') h.pop_back();
-    const std::size_t c = h.find(':');
-    if (c == std::string::npos) continue;
-    std::string name = h.substr(0, c);
-    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    std::string v = h.substr(c + 1);
-    while (!v.empty() && v[0] == ' ') v.erase(0, 1);
-    r.headers[name] = v;
-  }
-  r.body = all.substr(head_end + 4);
-  return r;
-}
-
-// A port free on loopback right now (the kernel's pick; released before it is used).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
-  socklen_t len = sizeof sa;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  ::close(fd);
-  return ntohs(sa.sin_port);
-}
-
-// `s` percent-encoded for a query string.
-std::string encode(const std::string& s) {
-  std::string enc;
-  for (unsigned char ch : s) {
-    if (std::isalnum(ch) || ch == '_' || ch == '.') {
-      enc += static_cast<char>(ch);
-    } else {
-      char b[4];
-      std::snprintf(b, sizeof b, "%%%02X", ch);
-      enc += b;
-    }
-  }
-  return enc;
-}
-
 bool on_path(const char* tool) {
   return std::system((std::string("command -v ") + tool + " >/dev/null 2>&1").c_str()) == 0;
 }
@@ -243,7 +160,7 @@ bool poll_until(F ready, int timeout_s) {
 // A synth run serving metrics and holding them, its report in report.json.
 struct ServingRun {
   testutil::TempDir td;
-  int port = free_port();
+  int port = testutil::free_port();
   pid_t pid = -1;
   explicit ServingRun(std::vector<std::string> extra = {}) {
     std::vector<std::string> args{"synth",   "--duration",     "2s",  "--chain", "lp:8000:4", "--baseline", "200ms",
@@ -434,9 +351,9 @@ TEST_CASE("metrics: a synth run serves GET /metrics with its report's counts; ot
   }
   ServingRun run;
   const json report = run.wait_report();
-  const HttpReply r = http(run.port, "GET", "/metrics");
+  const testutil::HttpReply r = testutil::http(run.port, "GET", "/metrics");
   REQUIRE(r.status == 200);
-  CHECK(hdr(r, "content-type") == "text/plain; version=0.0.4; charset=utf-8");
+  CHECK(testutil::header(r, "content-type") == "text/plain; version=0.0.4; charset=utf-8");
   const Parsed p = parse_exposition(r.body);
   CHECK_MESSAGE(p.errors.empty(), (p.errors.empty() ? "" : p.errors.front()));
   CHECK_FALSE(p.eof);
@@ -461,21 +378,21 @@ TEST_CASE("metrics: a synth run serves GET /metrics with its report's counts; ot
         doctest::Approx(report["timing"]["budget_ns"].get<double>() / 1e9));
 
   // OpenMetrics when asked for
-  const HttpReply om = http(run.port, "GET", "/metrics", "application/openmetrics-text;version=1.0.0,text/plain;q=0.5");
+  const testutil::HttpReply om = testutil::http(run.port, "GET", "/metrics", "application/openmetrics-text;version=1.0.0,text/plain;q=0.5");
   CHECK(om.status == 200);
-  CHECK(hdr(om, "content-type") == "application/openmetrics-text; version=1.0.0; charset=utf-8");
+  CHECK(testutil::header(om, "content-type") == "application/openmetrics-text; version=1.0.0; charset=utf-8");
   CHECK(parse_exposition(om.body).eof);
   CHECK(parse_exposition(om.body).samples == p.samples);
 
   // nothing else
-  CHECK(http(run.port, "GET", "/").status == 404);
-  CHECK(http(run.port, "GET", "/metricsx").status == 404);
-  CHECK(http(run.port, "GET", "/metrics/x").status == 404);
-  const HttpReply post = http(run.port, "POST", "/metrics");
+  CHECK(testutil::http(run.port, "GET", "/").status == 404);
+  CHECK(testutil::http(run.port, "GET", "/metricsx").status == 404);
+  CHECK(testutil::http(run.port, "GET", "/metrics/x").status == 404);
+  const testutil::HttpReply post = testutil::http(run.port, "POST", "/metrics");
   CHECK(post.status == 405);
-  CHECK(hdr(post, "allow") == "GET");
-  CHECK(http(run.port, "PUT", "/metrics").status == 405);
-  CHECK(http(run.port, "DELETE", "/metrics").status == 405);
+  CHECK(testutil::header(post, "allow") == "GET");
+  CHECK(testutil::http(run.port, "PUT", "/metrics").status == 405);
+  CHECK(testutil::http(run.port, "DELETE", "/metrics").status == 405);
 
   // promtool lints the exposition when it is installed
   if (on_path("promtool")) {
@@ -499,7 +416,7 @@ TEST_CASE("metrics: a real Prometheus scrapes a synth run and agrees with its re
   }
   ServingRun run;
   // Prometheus on loopback, scraping every second
-  const int prom_port = free_port();
+  const int prom_port = testutil::free_port();
   const std::string cfg = run.td.file("prometheus.yml");
   std::ofstream(cfg) << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
                         "scrape_configs:\n  - job_name: chunkscope\n    static_configs:\n      - targets: ['127.0.0.1:"
@@ -531,14 +448,14 @@ TEST_CASE("metrics: a real Prometheus scrapes a synth run and agrees with its re
       }
     }
   } reaper{prom};
-  REQUIRE_MESSAGE(poll_until([&] { return http(prom_port, "GET", "/-/ready").status == 200; }, 120),
+  REQUIRE_MESSAGE(poll_until([&] { return testutil::http(prom_port, "GET", "/-/ready").status == 200; }, 120),
                   testutil::slurp(log));
 
   const json report = run.wait_report();
   const json& c = report["counts"];
   // an instant query's one value (NaN when the result is empty)
   const auto query = [&](const std::string& promql) {
-    const HttpReply r = http(prom_port, "GET", "/api/v1/query?query=" + encode(promql));
+    const testutil::HttpReply r = testutil::http(prom_port, "GET", "/api/v1/query?query=" + testutil::url_encode(promql));
     if (r.status != 200) return std::nan("");
     const json j = json::parse(r.body, nullptr, false);
     if (j.is_discarded() || j["status"] != "success" || j["data"]["result"].empty()) return std::nan("");
@@ -576,7 +493,7 @@ TEST_CASE("metrics: a real Prometheus scrapes a synth run and agrees with its re
         "(increase(chunkscope_deadline_misses_total[5m]) > 0) or (increase(chunkscope_dropped_chunks_total[5m]) > 0) "
         "or (increase(chunkscope_xruns_total[5m]) > 0)"}) {
     CAPTURE(promql);
-    const HttpReply r = http(prom_port, "GET", "/api/v1/query?query=" + encode(promql));
+    const testutil::HttpReply r = testutil::http(prom_port, "GET", "/api/v1/query?query=" + testutil::url_encode(promql));
     CHECK(r.status == 200);
     CHECK(json::parse(r.body, nullptr, false).value("status", "") == "success");
   }
