@@ -292,7 +292,7 @@ TEST_CASE("metrics: bucket bounds follow the budget, Accept picks the format, la
   CHECK(metrics::escape_label_value("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
 }
 
-TEST_CASE("metrics: --metrics-listen takes PORT, :PORT or ADDR:PORT; loopback unless an address is given") {
+TEST_CASE("metrics: --metrics-listen takes PORT, :PORT or ADDR:PORT, loopback unless an address is given") {
   CHECK(metrics::parse_listen_address("9464").text() == "127.0.0.1:9464");
   CHECK(metrics::parse_listen_address(":9464").text() == "127.0.0.1:9464");
   CHECK(metrics::parse_listen_address("localhost:9464").text() == "127.0.0.1:9464");
@@ -344,7 +344,7 @@ TEST_CASE("metrics: bad --metrics-listen exits 2, a port in use exits 3, each on
   CHECK_FALSE(std::filesystem::exists(td.file("r.json")));  // it failed before anything streamed
 }
 
-TEST_CASE("metrics: a synth run serves GET /metrics with its report's counts; other paths 404, other methods 405") {
+TEST_CASE("metrics: a synth run serves GET /metrics with its report's counts, other paths 404, other methods 405") {
   if (!metrics::server_available()) {
     MESSAGE("skipped: this build has no metrics server (civetweb, Debian libcivetweb-dev, not found)");
     return;
