@@ -131,6 +131,10 @@ void RunStats::prepare(const RunStatsConfig& cfg) {
   miss_owner.fill(0);
   miss_owner_ns.fill(0);
   stalls = 0;
+  live_counted.store(0, std::memory_order_relaxed);
+  live_misses.store(0, std::memory_order_relaxed);
+  live_warmup.store(0, std::memory_order_relaxed);
+  live_stalls.store(0, std::memory_order_relaxed);
   stall_owner.fill(0);
   stall_list.clear();
   stall_list.reserve(cfg.stall_list_capacity);
@@ -202,6 +206,7 @@ void RunStats::add(ChunkRecord& r) noexcept {
   if (seg_warmup_ < cfg_.warmup) {
     ++seg_warmup_;
     ++warmup_chunks;
+    live_warmup.store(warmup_chunks, std::memory_order_relaxed);
     r.flags |= kChunkWarmup;
     warmup_latency.record(nn(L));
     record_point(r);
@@ -224,10 +229,11 @@ void RunStats::add(ChunkRecord& r) noexcept {
   const LatencySplit split = split_latency(r, prev_proc_end_, prev_emit_, prev_off_share_);
   prev_proc_end_ = r.proc_end;
   prev_off_share_ = split.off_share;
-  if (live_latency_) {
-    live_latency_->record(nn(L));
-    live_counted.store(chunks, std::memory_order_relaxed);
-  }
+  if (live_latency_) live_latency_->record(nn(L));
+  if (metrics_.latency) metrics_.latency->record(nn(L));
+  for (int i = 0; i < kStageCount; ++i)
+    if (auto* rec = metrics_.stage[static_cast<std::size_t>(i)]) rec->record(nn(st[i]));
+  live_counted.store(chunks, std::memory_order_relaxed);
   overhead.record(nn(L - st[static_cast<int>(Stage::process)]));
   dispatches += r.dispatches;
   launches += r.launches;
@@ -284,6 +290,7 @@ void RunStats::add(ChunkRecord& r) noexcept {
     const std::int64_t dev = P - cfg_.chunk_ns;
     jitter.record(nn(dev < 0 ? -dev : dev));
     if (live_jitter_) live_jitter_->record(nn(dev < 0 ? -dev : dev));
+    if (metrics_.period) metrics_.period->record(nn(P));
     if (P > longest_gap_ns) {
       longest_gap_ns = P;
       longest_gap_seq = r.seq;
@@ -325,6 +332,7 @@ void RunStats::note_stall(const ChunkRecord& r, std::int64_t L, Owner owner, Cau
   stall_open_ = true;
   open_stall_end_ = r.emit;
   ++stalls;
+  live_stalls.store(stalls, std::memory_order_relaxed);
   ++stall_owner[static_cast<std::size_t>(owner)];
   open_stall_listed_ = stall_list.size() < stall_list.capacity();
   if (open_stall_listed_)  // within reserved capacity

@@ -154,7 +154,18 @@ class RunStats {
     live_latency_ = live_lat;
     live_jitter_ = live_jit;
   }
-  std::atomic<std::uint64_t> live_counted{0}, live_misses{0};
+  /// Live metrics (--metrics-listen): when set (before the run), add() also records each
+  /// counted chunk's latency, stage times and output period here for a reader thread.
+  /// Null pointers record nothing. [no-alloc, no-block]; set before the run.
+  struct MetricRecorders {
+    stats::IntervalRecorder* latency = nullptr;                 // L = emit - sched
+    std::array<stats::IntervalRecorder*, kStageCount> stage{};  // per Stage
+    stats::IntervalRecorder* period = nullptr;                  // emit_k - emit_{k-1}
+  };
+  void enable_metrics(const MetricRecorders& m) { metrics_ = m; }
+  /// Counters a reader thread may load while the run goes on (relaxed stores on the sink
+  /// thread; exact once the run has joined): counted chunks, warm-up chunks, misses, stall events.
+  std::atomic<std::uint64_t> live_counted{0}, live_warmup{0}, live_misses{0}, live_stalls{0};
 
   // -- results (read after the run) --
   std::vector<stats::LogHistogram> stage;   // per Stage
@@ -203,6 +214,7 @@ class RunStats {
   RunStatsConfig cfg_;
   stats::IntervalRecorder* live_latency_ = nullptr;
   stats::IntervalRecorder* live_jitter_ = nullptr;
+  MetricRecorders metrics_;
   bool have_prev_ = false;
   std::uint64_t seg_warmup_ = 0;
   std::int64_t prev_emit_ = 0;

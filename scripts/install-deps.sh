@@ -23,8 +23,8 @@ packages=(
   cmake make g++ pkg-config git
   libsndfile1-dev portaudio19-dev libjack-jackd2-dev
   libconcurrentqueue-dev libreaderwriterqueue-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev libbenchmark-dev
-  jackd2 chromium time stress-ng
+  libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev libbenchmark-dev libcivetweb-dev
+  jackd2 chromium time stress-ng prometheus
 )
 # clang and its runtime libraries, libFuzzer among them (the distribution's default version)
 if [ "$fuzz" -eq 1 ]; then

@@ -35,6 +35,16 @@ WaitMode parse_wait_mode(const std::string& s, const char* what) {
   throw InputError(fmt::format("{}: '{}' is not block, spin or hybrid", what, s));
 }
 
+std::int64_t metrics_hold_ns(const StreamOptions& o) {
+  if (o.metrics_hold == "0") return 0;
+  const std::int64_t ns = parse_duration_ns(o.metrics_hold, "--metrics-hold");
+  if (ns < 0 || ns > kMaxMetricsHoldNs)
+    throw InputError(fmt::format("--metrics-hold: {} is out of range 0..24h", o.metrics_hold));
+  if (ns > 0 && o.metrics_listen.empty())
+    throw InputError("--metrics-hold: needs --metrics-listen (there is nothing to keep serving)");
+  return ns;
+}
+
 std::int64_t baseline_ns(const StreamOptions& o) {
   if (o.baseline == "0") return 0;
   const std::int64_t ns = parse_duration_ns(o.baseline, "--baseline");
@@ -197,6 +207,8 @@ void stream_flags(CommandLine& c, const StreamOptions& o, bool device) {
   c.text("--cpus", o.cpus, d.cpus);
   c.text("--wait", wait_mode_name(o.wait), wait_mode_name(d.wait));
   c.flag("--inline", o.inline_process);
+  c.text("--metrics-listen", o.metrics_listen, d.metrics_listen);
+  if (!same_duration(o.metrics_hold, d.metrics_hold)) c.text("--metrics-hold", o.metrics_hold, d.metrics_hold);
 }
 
 }  // namespace

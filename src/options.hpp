@@ -92,6 +92,9 @@ struct StreamOptions {
   std::string cpus;                // "0,1", "0-1": source, processor, sink pinned round-robin over the list; "": none
   WaitMode wait = WaitMode::block;  // how the source paces and the consumers wait for their queues
   bool inline_process = false;     // process on the source's thread (the device callback for monitor)
+  // Live metrics (docs/profiler.md, "Live metrics"): replay, synth, monitor
+  std::string metrics_listen;      // ADDR:PORT served over HTTP for Prometheus; "": none
+  std::string metrics_hold = "0";  // keep serving this long after the run ends
 };
 
 /// The largest --series-limit.
@@ -135,6 +138,12 @@ bool parse_short_chunk(const std::string& s, const char* what = "--short-chunk")
 
 /// Parses "block" / "spin" / "hybrid". Throws InputError: "--wait: 'fast' is not block, spin or hybrid".
 WaitMode parse_wait_mode(const std::string& s, const char* what = "--wait");
+
+/// The largest --metrics-hold.
+inline constexpr std::int64_t kMaxMetricsHoldNs = 86'400'000'000'000;
+/// --metrics-hold in ns (0: none). Throws InputError naming --metrics-hold, also when it is
+/// given without --metrics-listen.
+std::int64_t metrics_hold_ns(const StreamOptions& o);
 
 /// The largest --baseline.
 inline constexpr std::int64_t kMaxBaselineNs = 60'000'000'000;

@@ -26,6 +26,7 @@
 #include "src/errors.hpp"
 #include "src/io/file_stream.hpp"
 #include "src/io/output_file.hpp"
+#include "src/metrics/server.hpp"
 #include "src/report/schema.hpp"
 #include "src/report/terminal.hpp"
 #include "src/report/trace.hpp"
@@ -157,6 +158,8 @@ void check_stream_options(const StreamOptions& opt) {
   if (opt.series_limit > kMaxSeriesLimit)
     throw InputError(fmt::format("--series-limit: {} is out of range 0..{}", opt.series_limit, kMaxSeriesLimit));
   (void)baseline_ns(opt);
+  if (!opt.metrics_listen.empty()) (void)metrics::parse_listen_address(opt.metrics_listen);
+  (void)metrics_hold_ns(opt);
   if (opt.rt_priority < 1 || opt.rt_priority > 99)
     throw InputError(fmt::format("--rt-priority: {} is out of range 1..99", opt.rt_priority));
   const ThreadPolicy pol = thread_policy(opt);
@@ -403,10 +406,12 @@ EngineConfig StreamSession::engine_config() const {
 }
 
 void StreamSession::prepare(ChunkSource& source, ChunkSink& sink, const EngineConfig& ec,
-                            stats::IntervalRecorder* live_latency, stats::IntervalRecorder* live_jitter) {
+                            stats::IntervalRecorder* live_latency, stats::IntervalRecorder* live_jitter,
+                            const RunStats::MetricRecorders* metrics) {
   backend_ = make_backend(opt_.backend, su_.plan, ec.spec);
   stats_.prepare(stats_config(su_, opt_));
   if (live_latency || live_jitter) stats_.enable_live(live_latency, live_jitter);
+  if (metrics) stats_.enable_metrics(*metrics);
   if (!ok(engine_.prepare(ec, *backend_, source, sink, stats_)))
     throw RuntimeFailure("engine: prepare failed (invalid configuration)");
   source_ = &source;

@@ -123,9 +123,10 @@ class StreamSession {
   EngineConfig engine_config() const;
   /// prepare: the backend for the setup's plan (RuntimeFailure when it cannot be made,
   /// e.g. no usable GPU), the statistics (with interval recorders for a live view when
-  /// given) and the engine over `source` and `sink`, which must outlive the session.
+  /// given, and the live metrics' recorders when given) and the engine over `source` and `sink`, which must outlive the session.
   void prepare(ChunkSource& source, ChunkSink& sink, const EngineConfig& ec,
-               stats::IntervalRecorder* live_latency = nullptr, stats::IntervalRecorder* live_jitter = nullptr);
+               stats::IntervalRecorder* live_latency = nullptr, stats::IntervalRecorder* live_jitter = nullptr,
+               const RunStats::MetricRecorders* metrics = nullptr);
   /// The machine before the run: a /proc snapshot and, for a paced run with --baseline
   /// above 0, the platform baseline (measure_platform with D as period, the run's wait
   /// mode and thread policy). Call right before the engine runs (a device: before its
@@ -156,9 +157,12 @@ class StreamSession {
   const StreamOptions& options() const { return opt_; }
   const ReportPaths& paths() const { return paths_; }
   Engine& engine() { return engine_; }
+  const Engine& engine() const { return engine_; }
   const RunStats& stats() const { return stats_; }
   const Backend& backend() const { return *backend_; }
   const EngineResult& result() const { return result_; }
+  /// The platform baseline measure_before() took (none at --speed max or --baseline 0).
+  const std::optional<BaselineResult>& baseline_before() const { return baseline_before_; }
 
  private:
   StreamSetup su_;

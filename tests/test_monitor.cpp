@@ -18,6 +18,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "src/metrics/server.hpp"
 #include "tests/test_util.hpp"
 
 using nlohmann::json;
@@ -229,6 +230,43 @@ TEST_CASE("input-only monitor: no output device, budget D - margin") {
   CHECK(j["device"]["duplex"] == false);
   CHECK(j["timing"]["budget_ns"].get<double>() == doctest::Approx(5333333 * 0.8).epsilon(1e-3));
   CHECK(j["counts"]["emitted"].get<int>() > 150);
+}
+
+TEST_CASE("monitor --metrics-listen: the held metrics equal the report, the device's xruns and underruns included") {
+  NEED_JACK();
+  if (!chunkscope::metrics::server_available()) {
+    MESSAGE("this build has no metrics server (civetweb not found): nothing to check");
+    return;
+  }
+  JackServer jack;
+  REQUIRE(jack.ready());
+  testutil::TempDir td;
+  const int port = testutil::free_port();
+  const pid_t pid = testutil::spawn_cli(
+      td.path().string(),
+      {"monitor", "--duration", "2s", "--chain", "hp:80:4", "--json", "m.json", "--quiet", "--metrics-listen",
+       "127.0.0.1:" + std::to_string(port), "--metrics-hold", "120s"},
+      td.file("stdout"), td.file("stderr"));
+  // the report is written after the final sample: from then on the final values are served
+  const bool written = testutil::wait_for_path(td.file("m.json"), 60);
+  const testutil::HttpReply r = testutil::http(port, "GET", "/metrics");
+  ::kill(pid, SIGTERM);  // ends the hold
+  CHECK(testutil::wait_cli(pid, 60) == 0);
+  REQUIRE_MESSAGE(written, testutil::slurp(td.file("stderr")));
+  REQUIRE(r.status == 200);
+  const auto j = testutil::load_json(td.file("m.json"));
+  const auto value = [&](const std::string& name) {
+    const std::size_t at = r.body.find("\n" + name + "{");
+    REQUIRE_MESSAGE(at != std::string::npos, name);
+    const std::size_t sp = r.body.find("} ", at);
+    return std::strtod(r.body.c_str() + sp + 2, nullptr);
+  };
+  CHECK(value("chunkscope_chunks_total") == j["counts"]["counted"].get<double>());
+  CHECK(value("chunkscope_deadline_misses_total") == j["counts"]["misses"].get<double>());
+  CHECK(value("chunkscope_dropped_chunks_total") == j["counts"]["drops"].get<double>());
+  CHECK(value("chunkscope_xruns_total") == j["device"]["xruns"].get<double>());
+  CHECK(value("chunkscope_underruns_total") == j["device"]["underruns"].get<double>());
+  CHECK(value("chunkscope_running") == 0);
 }
 
 TEST_CASE("killing the server mid-run: exit 3, one line, a partial report marked incomplete") {

@@ -250,6 +250,13 @@ void device_callbacks_allocate_nothing(bool inline_process) {
   stats.prepare(sc);
   stats::IntervalRecorder live_lat, live_jit;
   stats.enable_live(&live_lat, &live_jit);
+  // and what --metrics-listen records on the same thread: latency, stages, period
+  stats::IntervalRecorder m_lat, m_period, m_stage[kStageCount];
+  RunStats::MetricRecorders mr;
+  mr.latency = &m_lat;
+  mr.period = &m_period;
+  for (int i = 0; i < kStageCount; ++i) mr.stage[static_cast<std::size_t>(i)] = &m_stage[i];
+  stats.enable_metrics(mr);
   EngineConfig ec;
   ec.spec = {rate, ch, chunk, DType::f32};
   ec.external_source = true;
@@ -292,6 +299,10 @@ void device_callbacks_allocate_nothing(bool inline_process) {
   CHECK(dev.callbacks() == static_cast<std::uint64_t>(10000 + warm));
   CHECK(dev.xruns() == 1);
   CHECK(stats.chunks + stats.warmup_chunks > 0);
+  // every counted chunk reached the metrics' recorders
+  stats::LogHistogram got = m_lat.make_histogram();
+  m_lat.sample_into(got);
+  CHECK(got.count() == stats.chunks);
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
 #include "tests/test_util.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <array>
 #include <chrono>
 #include <csignal>
@@ -254,6 +258,86 @@ std::string source_dir() {
     return std::string(CHUNKSCOPE_SOURCE_DIR);
   }();
   return path;
+}
+
+// ---------------------------------------------------------------- HTTP
+
+
+std::string header(const HttpReply& r, const std::string& name) {
+  const auto it = r.headers.find(name);
+  return it == r.headers.end() ? std::string() : it->second;
+}
+
+// One request over a fresh connection (Connection: close); status 0 when nothing answered.
+HttpReply http(int port, const std::string& method, const std::string& path, const std::string& accept) {
+  HttpReply r;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return r;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  timeval tv{30, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    ::close(fd);
+    return r;
+  }
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+  if (!accept.empty()) req += "Accept: " + accept + "\r\n";
+  if (method == "POST") req += "Content-Length: 0\r\n";
+  req += "\r\n";
+  (void)!::write(fd, req.data(), req.size());
+  std::string all;
+  char buf[8192];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) all.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  const std::size_t head_end = all.find("\r\n\r\n");
+  if (all.rfind("HTTP/1.", 0) != 0 || head_end == std::string::npos) return r;
+  r.status = std::atoi(all.c_str() + 9);
+  std::istringstream hs(all.substr(0, head_end));
+  std::string h;
+  std::getline(hs, h);
+  while (std::getline(hs, h)) {
+    if (!h.empty() && h.back() == '\r') h.pop_back();
+    const std::size_t c = h.find(':');
+    if (c == std::string::npos) continue;
+    std::string name = h.substr(0, c);
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string v = h.substr(c + 1);
+    while (!v.empty() && v[0] == ' ') v.erase(0, 1);
+    r.headers[name] = v;
+  }
+  r.body = all.substr(head_end + 4);
+  return r;
+}
+
+// A port free on loopback right now (the kernel's pick; released before it is used).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);  // a failed REQUIRE when none is
+  socklen_t len = sizeof sa;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  ::close(fd);
+  return ntohs(sa.sin_port);
+}
+
+// `s` percent-encoded for a query string.
+std::string url_encode(const std::string& s) {
+  std::string enc;
+  for (unsigned char ch : s) {
+    if (std::isalnum(ch) || ch == '_' || ch == '.') {
+      enc += static_cast<char>(ch);
+    } else {
+      char b[4];
+      std::snprintf(b, sizeof b, "%%%02X", ch);
+      enc += b;
+    }
+  }
+  return enc;
 }
 
 }  // namespace testutil

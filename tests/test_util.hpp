@@ -2,6 +2,7 @@
 // Test helpers: run the chunkscope binary, make temporary folders, write audio files.
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/types.h>
@@ -60,5 +61,21 @@ std::string bin_path();
 /// Parses a JSON file (a failed REQUIRE when it cannot be read).
 nlohmann::json load_json(const std::string& path);
 std::string slurp(const std::string& path);
+
+/// An HTTP reply: status (0 when nothing answered), headers by lower-case name, body.
+struct HttpReply {
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::string body;
+};
+/// One HTTP/1.1 request to 127.0.0.1:`port` over a fresh connection (Connection: close),
+/// with an Accept header when `accept` is given; waits at most 30 s for the reply.
+HttpReply http(int port, const std::string& method, const std::string& path, const std::string& accept = "");
+/// A header of the reply ("" when absent); `name` in lower case.
+std::string header(const HttpReply& r, const std::string& name);
+/// A port free on loopback right now (the kernel's pick, released before it is used).
+int free_port();
+/// `s` percent-encoded for a URL's query string.
+std::string url_encode(const std::string& s);
 
 }  // namespace testutil

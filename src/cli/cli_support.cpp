@@ -147,6 +147,11 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
                        [](const std::string& s) { return parse_wait_mode(s); }, wait_mode_name(o.wait));
   add_flag(c, "--inline", o.inline_process,
            "Process on the source's thread (monitor: inside the audio callback): no source->processor hand-off");
+  if (groups & kMetrics) {
+    add_text(c, "--metrics-listen", o.metrics_listen,
+             "Serve live metrics for Prometheus at http://ADDR:PORT/metrics (PORT or :PORT: loopback only)");
+    add_text(c, "--metrics-hold", o.metrics_hold, "Keep serving the metrics this long after the run ends, e.g. 30s");
+  }
   if (groups & kBackendKind) {
     add_parsed<BackendKind>(c, "--backend", o.backend.backend, "Processing backend: cpu or cuda",
                             [](const std::string& s) { return parse_backend_kind(s); }, backend_name(o.backend.backend));

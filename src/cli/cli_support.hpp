@@ -69,6 +69,7 @@ enum StreamOptionGroup : unsigned {
   kCudaTuning = 1u << 4,   // --gpu-timing, --short-chunk
   kReportFiles = 1u << 5,  // --json, --hgrm, --trace, --report-dir
   kAllStreamOptions = 0x3f,
+  kMetrics = 1u << 6,      // --metrics-listen, --metrics-hold (replay, synth, monitor)
 };
 void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups);
 

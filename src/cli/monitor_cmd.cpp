@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <iostream>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "src/chain_spec.hpp"
 #include "src/cli/cli_support.hpp"
 #include "src/cli/live_view.hpp"
+#include "src/cli/metrics_cli.hpp"
 #include "src/device_figures.hpp"
 #include "src/report/format.hpp"
 #include "src/errors.hpp"
@@ -187,7 +189,10 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   CallbackFedSource callback_source;
   NullSink null_sink;
   LiveMonitor live(mo, dev, session);
-  session.prepare(callback_source, null_sink, ec, &live.latency, &live.jitter);
+  // listens now: an address that cannot be served fails before the device streams
+  const auto exporter = cli::open_metrics(session);
+  const auto recorders = exporter ? std::optional(exporter->recorders()) : std::nullopt;
+  session.prepare(callback_source, null_sink, ec, &live.latency, &live.jitter, recorders ? &*recorders : nullptr);
 
   // ---- run: the engine on its own thread, fed by the device; this thread supervises
   session.measure_before();  // the platform baseline, before the device streams
@@ -205,6 +210,14 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
     quiet.restore();
     throw RuntimeFailure(stream.error());
   }
+  // the sampler reads the stream's xrun count: it stops before the stream goes away
+  cli::start_metrics(exporter.get(), session, [&stream] { return stream.xruns(); });
+  struct StopSampling {
+    metrics::MetricsExporter* e;
+    ~StopSampling() {
+      if (e) e->finish();
+    }
+  } stop_sampling{exporter.get()};
   const std::int64_t t0 = now_ns();
   const std::string failure = supervise(stream, session, dev, duration_ns, t0, stop_flag, mo.live ? &live : nullptr);
   const bool interrupted = failure.empty() && stop_flag && stop_flag->load();
@@ -223,6 +236,7 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   }
   session.engine().finish_source();
   runner.join();
+  if (exporter) exporter->finish();  // the run has joined: the final values
   quiet.restore();
   if (failure.empty()) session.measure_after();
 
@@ -235,7 +249,9 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
       w, outcome,
       device_section(stream, session.result(), dev.input, dev.duplex ? &dev.output : nullptr, mo.latency_chunks, t0));
   session.write(report);
-  return session.finish(report, outcome);
+  const int code = session.finish(report, outcome);
+  cli::finish_metrics(exporter.get(), session, stop_flag);
+  return code;
 }
 
 namespace cli {
@@ -245,7 +261,7 @@ Command add_monitor_command(CLI::App& app) {
   auto* c = app.add_subcommand("monitor", "Run a live audio device through the chain and report on every chunk");
   // no --dtype (PortAudio delivers float32), no --speed (a device keeps its own time), and
   // --output names a device, not a file
-  add_stream_options(c, o->stream, kBackendKind | kCudaTuning | kReportFiles);
+  add_stream_options(c, o->stream, kBackendKind | kCudaTuning | kReportFiles | kMetrics);
   add_text(c, "--input,-i", o->input, "Input device: index or name substring (default: the default input)");
   add_text(c, "--output,-o", o->output, "Output device: index, name substring or 'none' (input only)");
   add_rate(c, "--rate", o->rate, "Sample rate in Hz, e.g. 48000 or 44.1k (default: the input device's)");

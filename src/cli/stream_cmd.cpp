@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "src/cli/cli_support.hpp"
+#include "src/cli/metrics_cli.hpp"
 #include "src/errors.hpp"
 #include "src/io/file_stream.hpp"
 #include "src/io/output_file.hpp"
@@ -29,11 +31,16 @@ int run_stream(const std::string& command, const StreamOptions& opt, const std::
     sink = std::make_unique<NullSink>();
   }
   StreamSession session(std::move(su), opt, std::move(paths));
+  // listens now: an address that cannot be served fails before anything streams
+  const auto exporter = cli::open_metrics(session);
+  const auto recorders = exporter ? std::optional(exporter->recorders()) : std::nullopt;
 
   // ---- prepare, run, outcome
-  session.prepare(*source, *sink, session.engine_config());
+  session.prepare(*source, *sink, session.engine_config(), nullptr, nullptr, recorders ? &*recorders : nullptr);
   session.measure_before();
+  cli::start_metrics(exporter.get(), session);
   session.run(stop_flag);
+  if (exporter) exporter->finish();  // the run has joined: the final values
   session.measure_after();
   const RunOutcome outcome = session.outcome();
   if (file_sink && outcome.state == RunState::complete) {
@@ -47,7 +54,9 @@ int run_stream(const std::string& command, const StreamOptions& opt, const std::
   // ---- report
   const auto report = session.report(session.workload(), outcome);
   session.write(report);
-  return session.finish(report, outcome);
+  const int code = session.finish(report, outcome);
+  cli::finish_metrics(exporter.get(), session, stop_flag);
+  return code;
 }
 
 namespace cli {
@@ -56,7 +65,7 @@ Command add_replay_command(CLI::App& app) {
   auto o = std::make_shared<StreamOptions>();
   auto* c = app.add_subcommand("replay", "Stream a file through the chain at real-time pace and report on every chunk");
   add_text(c, "input", o->input, "Input audio file")->required();
-  add_stream_options(c, *o, kAllStreamOptions);
+  add_stream_options(c, *o, kAllStreamOptions | kMetrics);
   add_rate(c, "--rate", o->expect_rate, "Expected sample rate (an error when the file differs)");
   add_int(c, "--channels", o->expect_channels, "Expected channel count (an error when the file differs)")
       ->default_str("");
@@ -66,7 +75,7 @@ Command add_replay_command(CLI::App& app) {
 Command add_synth_command(CLI::App& app) {
   auto o = std::make_shared<StreamOptions>();
   auto* c = app.add_subcommand("synth", "Stream a synthetic signal through the chain and report on every chunk");
-  add_stream_options(c, *o, kAllStreamOptions);
+  add_stream_options(c, *o, kAllStreamOptions | kMetrics);
   add_text(c, "--signal", o->signal, "sine:<hz>, noise, sweep:<f0>:<f1>, impulse or silence");
   add_text(c, "--duration", o->duration, "Length of the signal, e.g. 10s");
   add_int(c, "--channels", o->channels, "Channels");

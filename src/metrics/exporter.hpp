@@ -1,0 +1,104 @@
+#pragma once
+// MetricsExporter: live metrics of one running stream for Prometheus (--metrics-listen).
+//
+// Design: the real-time threads do nothing for it beyond what the live view already asks:
+// RunStats::add (sink thread) records each counted chunk's latency, stage times and output
+// period into interval recorders (wait-free, no locks, no allocation) and stores its
+// counters in relaxed atomics. A sampler thread of the exporter, once per second, swaps the
+// recorders' interval histograms out (rt/stats/interval_recorder.hpp), adds them to its
+// own totals, reads the counters, and publishes an immutable snapshot (src/metrics/
+// exposition.hpp) under a mutex that only it and the HTTP threads take. The HTTP threads
+// (civetweb, src/metrics/server.hpp) copy the latest snapshot and render it: a scrape never
+// touches the engine or the statistics. finish() stops the sampler after the run has
+// joined and takes the last sample, whose counts equal the report's; hold() keeps serving
+// them. Not real-time.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "rt/engine.hpp"
+#include "rt/run_stats.hpp"
+#include "rt/stats/interval_recorder.hpp"
+#include "src/metrics/exposition.hpp"
+#include "src/metrics/server.hpp"
+
+namespace chunkscope::metrics {
+
+/// What a stream's metrics are labelled with and measured against.
+struct ExporterConfig {
+  ListenAddress listen;
+  std::string chain, backend, mode;
+  int chunk = 0;
+  double rate = 0;
+  std::int64_t budget_ns = 0, chunk_ns = 0;
+  bool paced = true;
+  int queue_capacity = 0;
+  std::int64_t sample_period_ns = 1'000'000'000;  // the interval of the headroom gauge
+};
+
+class MetricsExporter {
+ public:
+  /// Starts the HTTP server (the families without samples until start()). Throws RuntimeFailure
+  /// when the address cannot be listened on. [allocates, blocks]
+  explicit MetricsExporter(const ExporterConfig& cfg);
+  /// Stops sampling (finish()) and the server.
+  ~MetricsExporter();
+  MetricsExporter(const MetricsExporter&) = delete;
+  MetricsExporter& operator=(const MetricsExporter&) = delete;
+
+  /// The recorders RunStats::enable_metrics feeds; call before the run.
+  RunStats::MetricRecorders recorders();
+  /// Starts the sampler thread over `stats` and `engine` (and `xruns`, a device's counter,
+  /// when given), which must outlive finish(); from now on the stream's samples are served,
+  /// labelled with `backend` and `mode` (the prepared backend's). `baseline_wake_p99_ns`:
+  /// the platform baseline measured before the run, when there is one.
+  void start(const RunStats& stats, const Engine& engine, std::string backend, std::string mode,
+             std::optional<std::int64_t> baseline_wake_p99_ns, std::function<std::uint64_t()> xruns = {});
+  /// After the run has joined: stops the sampler, takes the final sample (its counts are
+  /// the run's) and marks the stream as ended. Idempotent; no-op when never started.
+  void finish();
+  /// Keeps serving for `ns` or until `*stop` becomes true. [blocks]
+  void hold(std::int64_t ns, const std::atomic<bool>* stop) const;
+
+  /// The exposition of the latest snapshot (what GET /metrics answers). Thread-safe.
+  std::string scrape(Format f) const;
+  /// The latest snapshot (a copy). Thread-safe.
+  MetricsSnapshot snapshot() const;
+  const ListenAddress& address() const { return server_->address(); }
+  std::uint64_t requests() const { return server_->requests(); }
+
+ private:
+  void sample(bool final);
+  void loop();
+
+  ExporterConfig cfg_;
+  stats::IntervalRecorder latency_rec_, period_rec_;
+  std::array<std::unique_ptr<stats::IntervalRecorder>, kStageCount> stage_rec_;
+  stats::LogHistogram interval_, latency_total_, period_total_;
+  std::array<stats::LogHistogram, kStageCount> stage_total_;
+  std::optional<std::int64_t> headroom_ns_;
+  std::uint64_t headroom_chunks_ = 0;
+
+  const RunStats* stats_ = nullptr;
+  const Engine* engine_ = nullptr;
+  std::function<std::uint64_t()> xruns_;
+  std::optional<std::int64_t> baseline_wake_p99_ns_;
+
+  mutable std::mutex snap_mutex_;
+  MetricsSnapshot snap_;
+
+  std::mutex loop_mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread sampler_;
+  bool started_ = false, finished_ = false;
+
+  std::unique_ptr<MetricsServer> server_;  // last: stops first
+};
+
+}  // namespace chunkscope::metrics
