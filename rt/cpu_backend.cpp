@@ -42,9 +42,9 @@ void cascade_scalar(T* data, int frames, int channels, const T* coef, int nsec, 
   }
 }
 
-// The kernels of `isa` for `layout`; the scalar reference when it has none.
+// The cascade kernel of `isa`; the scalar reference when it has none.
 template <class T>
-simd::CascadeFn<T> pick_kernel(CpuIsa isa, CascadeLayout layout) noexcept {
+simd::CascadeFn<T> pick_kernel(CpuIsa isa) noexcept {
 #if defined(CHUNKSCOPE_X86_SIMD)
   const simd::IsaKernels* k = nullptr;
   switch (isa) {
@@ -53,15 +53,14 @@ simd::CascadeFn<T> pick_kernel(CpuIsa isa, CascadeLayout layout) noexcept {
     case CpuIsa::avx512: k = &simd::kernels_avx512; break;
     case CpuIsa::scalar: break;
   }
-  if (k && layout != CascadeLayout::scalar) {
+  if (k) {
     if constexpr (sizeof(T) == 4)
-      return layout == CascadeLayout::wavefront ? k->wavefront_f32 : k->parallel_f32;
+      return k->f32;
     else
-      return layout == CascadeLayout::wavefront ? k->wavefront_f64 : k->parallel_f64;
+      return k->f64;
   }
 #else
   (void)isa;
-  (void)layout;
 #endif
   return &cascade_scalar<T>;
 }
@@ -108,8 +107,8 @@ Status CpuBackend::prepare(const ProcessSpec& spec, const ChainLayout& layout) {
     isa_ = cpu_isa_auto(sample_bytes, spec.channels, longest);
   }
   layout_ = cascade_layout(isa_, sample_bytes, spec.channels, longest);
-  kernel32_ = pick_kernel<float>(isa_, layout_);
-  kernel64_ = pick_kernel<double>(isa_, layout_);
+  kernel32_ = pick_kernel<float>(isa_);
+  kernel64_ = pick_kernel<double>(isa_);
   spec_ = spec;
   ChainLayout lay = layout;
   steps_ = std::move(lay.steps);

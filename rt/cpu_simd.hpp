@@ -91,11 +91,11 @@ constexpr int wave_block_for(int lanes, int channels, int sections) {
 template <class T>
 using CascadeFn = void (*)(T* data, int frames, int channels, const T* coef, int nsec, T* state) noexcept;
 
-/// The kernels of one instruction set. `wavefront` takes only the channel counts that
-/// cascade_layout() gives it.
+/// The cascade kernel of one instruction set, per sample type: each call lays its cascade
+/// out as cascade_layout() says for its channels and sections.
 struct IsaKernels {
-  CascadeFn<float> wavefront_f32, parallel_f32;
-  CascadeFn<double> wavefront_f64, parallel_f64;
+  CascadeFn<float> f32;
+  CascadeFn<double> f64;
 };
 
 #if defined(CHUNKSCOPE_X86_SIMD)

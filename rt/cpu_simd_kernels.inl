@@ -275,7 +275,7 @@ void wave_direct(T* data, int frames, const T* coef, int nsec, T* state) noexcep
 // The layout cascade_layout() describes (wave_block_for()): the channels in one wavefront,
 // or in blocks of 8, 4 or 2 channels, or channel-parallel.
 template <class T>
-void wavefront(T* data, int frames, int channels, const T* coef, int nsec, T* state) noexcept {
+void cascade(T* data, int frames, int channels, const T* coef, int nsec, T* state) noexcept {
   if (frames <= 0 || nsec <= 0) return;
   constexpr int W = Vec<T>::W;
   const int block = wave_block_for(W, channels, nsec);
@@ -303,7 +303,6 @@ void wavefront(T* data, int frames, int channels, const T* coef, int nsec, T* st
 }  // namespace CS_SIMD_NS
 
 extern const IsaKernels CS_SIMD_TABLE;
-const IsaKernels CS_SIMD_TABLE = {&CS_SIMD_NS::wavefront<float>, &CS_SIMD_NS::parallel<float>,
-                                  &CS_SIMD_NS::wavefront<double>, &CS_SIMD_NS::parallel<double>};
+const IsaKernels CS_SIMD_TABLE = {&CS_SIMD_NS::cascade<float>, &CS_SIMD_NS::cascade<double>};
 
 }  // namespace chunkscope::simd
