@@ -241,7 +241,7 @@ EngineResult Engine::run() {
     const ThreadUsage u0 = m.start_thread(0);
     std::uint64_t seq = 0;
     std::int64_t media = 0;
-    const std::int64_t t0 = now_ns() + (paced ? kStartSlackNs : 0);
+    const std::int64_t t0 = paced && cfg.start_at_ns > 0 ? cfg.start_at_ns : now_ns() + (paced ? kStartSlackNs : 0);
     res.start_ns = t0;
     Chunk* spare = nullptr;
     // inline, the source thread is the producer of the processor->sink queue

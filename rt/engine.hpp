@@ -51,6 +51,10 @@ struct EngineConfig {
   // The processor runs on the source's thread (no source->processor queue); for device
   // streams push() processes inside the audio callback, as a JACK or PipeWire client does.
   bool inline_process = false;
+  // Paced runs: the first chunk's scheduled arrival on the monotonic clock (ns); 0: a
+  // moment after run() starts. Several engines given one start, offset each, keep their
+  // schedules in a fixed phase (--streams, --stagger).
+  std::int64_t start_at_ns = 0;
 };
 
 struct EngineResult {
@@ -124,6 +128,9 @@ class Engine {
   std::vector<ChunkRecord> trace() const;
   /// [no-alloc, no-block]
   const EngineConfig& config() const noexcept { return cfg_; }
+  /// Sets the first chunk's scheduled arrival (EngineConfig::start_at_ns) after prepare(),
+  /// before run(). [no-alloc, no-block]
+  void schedule_start(std::int64_t start_at_ns) noexcept { cfg_.start_at_ns = start_at_ns; }
 
  private:
   struct Impl;

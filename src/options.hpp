@@ -95,7 +95,13 @@ struct StreamOptions {
   // Live metrics (docs/profiler.md, "Live metrics"): replay, synth, monitor
   std::string metrics_listen;      // ADDR:PORT served over HTTP for Prometheus; "": none
   std::string metrics_hold = "0";  // keep serving this long after the run ends
+  // Several streams at once (docs/profiler.md, "Many streams"): replay, synth, compare
+  int streams = 1;                 // independent streams of the chain, 1..kMaxStreams
+  bool stagger = true;             // their schedules offset evenly over one chunk period
 };
+
+/// The largest --streams.
+inline constexpr int kMaxStreams = 64;
 
 /// The largest --series-limit.
 inline constexpr std::size_t kMaxSeriesLimit = std::size_t{1} << 26;

@@ -175,6 +175,20 @@ void check_stream_options(const StreamOptions& opt) {
           throw InputError(fmt::format("--cpus: CPU {} is not among the CPUs this process may use ({})", c, list));
     }
   }
+  if (opt.streams < 1 || opt.streams > kMaxStreams)
+    throw InputError(fmt::format("--streams: {} is out of range 1..{}", opt.streams, kMaxStreams));
+  if (opt.streams > 1) {
+    if (!opt.output.empty())
+      throw InputError(fmt::format("--output: one file cannot hold {} streams (drop --output, or use --streams 1)",
+                                   opt.streams));
+    if (!opt.metrics_listen.empty())
+      throw InputError(fmt::format("--metrics-listen: live metrics serve one stream; --streams {} is not served yet",
+                                   opt.streams));
+    if (opt.rt && opt.wait == WaitMode::spin)
+      throw InputError(fmt::format("--wait: spin under --rt with --streams {} would need a CPU of its own for every "
+                                   "engine thread of every stream: use --wait hybrid",
+                                   opt.streams));
+  }
   if (opt.rt && opt.wait == WaitMode::spin) {
     // a SCHED_FIFO thread that spins never lets another thread of its priority run on its CPU
     const std::vector<int> used = opt.inline_process ? std::vector<int>{pol.cpus[0], pol.cpus[2]}
@@ -438,6 +452,13 @@ void StreamSession::measure_after() {
   proc_after_ = read_proc_snapshot();  // the machine over the run, not over the baseline after it
   // a stopped run ends at once: no second baseline
   if (result_.status != Status::interrupted) baseline_after_ = measure_baseline();
+}
+
+void StreamSession::adopt_measurements(const StreamSession& other) {
+  baseline_before_ = other.baseline_before_;
+  baseline_after_ = other.baseline_after_;
+  proc_before_ = other.proc_before_;
+  proc_after_ = other.proc_after_;
 }
 
 void StreamSession::run(const std::atomic<bool>* stop) {

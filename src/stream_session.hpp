@@ -161,6 +161,9 @@ class StreamSession {
   const RunStats& stats() const { return stats_; }
   const Backend& backend() const { return *backend_; }
   const EngineResult& result() const { return result_; }
+  /// Takes over the machine's measurements of `other` (the baselines and /proc snapshots
+  /// around a run of several streams, measured once by one of them).
+  void adopt_measurements(const StreamSession& other);
   /// The platform baseline measure_before() took (none at --speed max or --baseline 0).
   const std::optional<BaselineResult>& baseline_before() const { return baseline_before_; }
 

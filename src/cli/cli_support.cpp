@@ -147,6 +147,14 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
                        [](const std::string& s) { return parse_wait_mode(s); }, wait_mode_name(o.wait));
   add_flag(c, "--inline", o.inline_process,
            "Process on the source's thread (monitor: inside the audio callback): no source->processor hand-off");
+  if (groups & kStreams) {
+    add_int(c, "--streams", o.streams,
+            "Independent streams of the chain at once, each with its own schedule, queues and filter state", 1,
+            kMaxStreams);
+    add_parsed<bool>(c, "--stagger", o.stagger,
+                     "on: the streams' schedules offset evenly over one chunk period; off: aligned (the worst case)",
+                     [](const std::string& s) { return parse_on_off(s, "--stagger"); }, on_off(o.stagger));
+  }
   if (groups & kMetrics) {
     add_text(c, "--metrics-listen", o.metrics_listen,
              "Serve live metrics for Prometheus at http://ADDR:PORT/metrics (PORT or :PORT: loopback only)");

@@ -70,6 +70,7 @@ enum StreamOptionGroup : unsigned {
   kReportFiles = 1u << 5,  // --json, --hgrm, --trace, --report-dir
   kAllStreamOptions = 0x3f,
   kMetrics = 1u << 6,      // --metrics-listen, --metrics-hold (replay, synth, monitor)
+  kStreams = 1u << 7,      // --streams, --stagger (replay, synth, compare)
 };
 void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups);
 

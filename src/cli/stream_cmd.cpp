@@ -10,10 +10,32 @@
 #include "src/errors.hpp"
 #include "src/io/file_stream.hpp"
 #include "src/io/output_file.hpp"
+#include "src/stream_set.hpp"
 
 namespace chunkscope {
 
+namespace {
+
+// --streams N above 1: N independent streams at once, one report for all of them.
+int run_stream_set(const std::string& command, const StreamOptions& opt, const std::atomic<bool>* stop_flag) {
+  StreamSetup su = setup_stream(command, opt.input, opt);
+  check_distinct_paths(stream_inputs(opt.input, opt), stream_outputs(opt));
+  cli::guard_outputs(stream_outputs(opt));
+  const ReportPaths paths = resolve_report_paths(opt);
+  StreamSet set(su, opt, paths, opt.streams);
+  set.prepare();
+  set.run(stop_flag);
+  const RunOutcome outcome = set.outcome();
+  const RunReport report = set.report();
+  const StreamSession& worst = set.worst();
+  worst.write(report);
+  return worst.finish(report, outcome);
+}
+
+}  // namespace
+
 int run_stream(const std::string& command, const StreamOptions& opt, const std::atomic<bool>* stop_flag) {
+  if (opt.streams > 1) return run_stream_set(command, opt, stop_flag);
   // ---- setup
   StreamSetup su = setup_stream(command, opt.input, opt);
   check_distinct_paths(stream_inputs(opt.input, opt), stream_outputs(opt));
@@ -65,7 +87,7 @@ Command add_replay_command(CLI::App& app) {
   auto o = std::make_shared<StreamOptions>();
   auto* c = app.add_subcommand("replay", "Stream a file through the chain at real-time pace and report on every chunk");
   add_text(c, "input", o->input, "Input audio file")->required();
-  add_stream_options(c, *o, kAllStreamOptions | kMetrics);
+  add_stream_options(c, *o, kAllStreamOptions | kMetrics | kStreams);
   add_rate(c, "--rate", o->expect_rate, "Expected sample rate (an error when the file differs)");
   add_int(c, "--channels", o->expect_channels, "Expected channel count (an error when the file differs)")
       ->default_str("");
@@ -75,7 +97,7 @@ Command add_replay_command(CLI::App& app) {
 Command add_synth_command(CLI::App& app) {
   auto o = std::make_shared<StreamOptions>();
   auto* c = app.add_subcommand("synth", "Stream a synthetic signal through the chain and report on every chunk");
-  add_stream_options(c, *o, kAllStreamOptions | kMetrics);
+  add_stream_options(c, *o, kAllStreamOptions | kMetrics | kStreams);
   add_text(c, "--signal", o->signal, "sine:<hz>, noise, sweep:<f0>:<f1>, impulse or silence");
   add_text(c, "--duration", o->duration, "Length of the signal, e.g. 10s");
   add_int(c, "--channels", o->channels, "Channels");

@@ -95,6 +95,7 @@ std::string run_body(const RunReport& r) {
   s += verdict_box(r);
   s += headroom_line(r);
   s += workload_section(r);
+  s += streams_section(r);
   s += "<h2>Stages</h2>" + stage_table(r);
   s += percentile_section(r, t);
   s += "<h2>Latency per chunk</h2>" + timeline_svg(r, t);

@@ -178,6 +178,48 @@ std::string platform_section(const RunReport& r) {
   return s;
 }
 
+std::string streams_section(const RunReport& r) {
+  if (!r.streams) return "";
+  const StreamsSection& ss = *r.streams;
+  std::string s = fmt::format(
+      "<h2>Streams</h2><p>{} {} streams of this chain ran at once, {}. The rest of this page is stream {}'s, the worst "
+      "(an incomplete stream first, then one not safe, then the least p95 headroom).{}</p>",
+      ss.count, esc(ss.mode),
+      ss.staggered ? "their schedules staggered by " + ft(static_cast<double>(ss.offset_step_ns))
+                   : std::string("their schedules aligned (--stagger off)"),
+      ss.worst,
+      ss.blame ? fmt::format(" Stream {} has the most stall events: it is the one to blame.", *ss.blame) : std::string());
+  s += "<table><tr><th>stream</th><th class=\"n\">offset</th><th class=\"n\">end-to-end p50</th><th class=\"n\">p95</th>"
+       "<th class=\"n\">p99</th><th class=\"n\">process p50</th><th class=\"n\">p95 headroom</th><th class=\"n\">counted</th>"
+       "<th class=\"n\">misses</th><th class=\"n\">stall events</th><th class=\"n\">drops</th><th>verdict</th></tr>";
+  auto t = [](const HistSummary& h, std::int64_t v) { return h.has_data() ? ft(static_cast<double>(v)) : std::string("-"); };
+  auto row = [&](const std::string& name, const std::string& offset, const HistSummary& lat, const HistSummary& proc,
+                 const std::optional<std::int64_t>& head, std::uint64_t counted, std::uint64_t misses,
+                 std::uint64_t stalls, std::uint64_t drops, const std::optional<bool>& safe, const std::string& extra) {
+    const std::string cls = safe == false ? " class=\"bad\"" : "";
+    s += fmt::format("<tr{}><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                     "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                     "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}{}</td></tr>",
+                     cls, name, offset, t(lat, lat.p50), t(lat, lat.p95), t(lat, lat.p99), t(proc, proc.p50),
+                     head ? ft(static_cast<double>(*head)) : std::string("-"), counted, misses, stalls, drops,
+                     !safe ? "-" : *safe ? "safe" : "NOT safe", esc(extra));
+  };
+  for (const auto& f : ss.streams) {
+    std::string extra;
+    if (f.owner) extra += fmt::format(" ({})", owner_key(*f.owner));
+    if (f.state != RunState::complete) extra += fmt::format(" [{}]", run_state_name(f.state));
+    if (f.stream == ss.worst) extra += ", worst";
+    if (ss.blame && f.stream == *ss.blame) extra += ", to blame";
+    row(std::to_string(f.stream), ft(static_cast<double>(f.offset_ns)), f.latency, f.process, f.headroom_p95_ns,
+        f.counted, f.misses, f.stalls, f.drops, f.realtime_safe, extra);
+  }
+  row("<b>pooled</b>", "", ss.latency, ss.process, ss.headroom_p95_ns, ss.counted, ss.misses, ss.stalls, ss.drops,
+      ss.realtime_safe,
+      ss.unsafe_streams() > 0 ? fmt::format(" ({} of {} streams not safe)", ss.unsafe_streams(), ss.count) : "");
+  return s + "</table><p class=\"caption\">Pooled: every stream's counted chunks in one histogram; its headroom is B "
+             "minus their p95.</p>";
+}
+
 std::string stalls_section(const RunReport& r) {
   const Counts& k = r.counts;
   if (!k.stalls || *k.stalls == 0) return "";

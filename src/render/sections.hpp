@@ -29,6 +29,9 @@ std::string workload_section(const RunReport& r);
 std::string stage_table(const RunReport& r);
 /// The platform baseline, the machine's load and the engine threads' context switches ("" without).
 std::string platform_section(const RunReport& r);
+/// A run of several streams: each stream's figures, the pooled row, the worst stream and
+/// the stream to blame ("" without).
+std::string streams_section(const RunReport& r);
 /// The stall events with their chunks, owner and cause ("" without).
 std::string stalls_section(const RunReport& r);
 /// Each finding with its severity, confidence, evidence table and next experiment.

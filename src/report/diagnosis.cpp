@@ -101,6 +101,10 @@ Cmd base_command(const RunReport& r) {
   if (!w.margin_text.empty() && w.margin_text != def.margin) c.set("--margin", w.margin_text);
   if (w.queue_depth > 0 && w.queue_depth != def.queue_depth) c.set("--queue-depth", fmt_num(w.queue_depth));
   if (static_cast<long long>(w.warmup_chunks) != def.warmup) c.set("--warmup", fmt_num(static_cast<double>(w.warmup_chunks)));
+  if (r.streams && r.streams->count > 1) {
+    c.set("--streams", fmt_num(r.streams->count));
+    if (!r.streams->staggered) c.set("--stagger", "off");
+  }
   return c;
 }
 
@@ -721,6 +725,45 @@ void rule_few_chunks(Ctx& c) {
   }
 }
 
+// a run of several streams (--streams N): which streams broke, and the next count to try
+void rule_streams(Ctx& c) {
+  if (!c.r.streams || c.r.streams->count < 2) return;
+  const StreamsSection& s = *c.r.streams;
+  const int unsafe = s.unsafe_streams();
+  const StreamFigures& w = s.streams[static_cast<std::size_t>(s.worst)];
+  Evidence ev = {{"streams", static_cast<double>(s.count)},
+                 {"unsafe_streams", static_cast<double>(unsafe)},
+                 {"pooled_misses", static_cast<double>(s.misses)},
+                 {"pooled_stall_events", static_cast<double>(s.stalls)},
+                 {"pooled_drops", static_cast<double>(s.drops)}};
+  if (s.headroom_p95_ns) ev["pooled_headroom_p95_ns"] = static_cast<double>(*s.headroom_p95_ns);
+  if (w.headroom_p95_ns) ev["worst_headroom_p95_ns"] = static_cast<double>(*w.headroom_p95_ns);
+  const std::string sweep = fmt::format("find the largest count that keeps real time: `chunkscope sweep {} --chunks {} --streams {}`",
+                                        c.command == "replay" ? "FILE" : "--synth", c.chunk_frames,
+                                        s.count > 3 ? fmt::format("1,{},{}", s.count / 2, s.count)
+                                                    : fmt::format("1,{}", s.count == 2 ? "2" : "2,3"));
+  if (unsafe > 0 || s.misses > 0 || s.drops > 0) {
+    const StreamFigures* b = s.blame ? &s.streams[static_cast<std::size_t>(*s.blame)] : nullptr;
+    c.add("streams_not_safe", Sev::warning, Conf::high,
+          fmt::format("{} of {} streams are not safe ({} misses in {} stall events and {} drops over all streams){}; with "
+                      "{} streams sharing {} CPU(s), {}",
+                      unsafe, s.count, s.misses, s.stalls, s.drops,
+                      b ? fmt::format("; stream {} has the most stall events ({})", b->stream, b->stalls) : std::string(),
+                      s.count, c.r.environment.host.logical_cpus,
+                      s.staggered ? "their chunks are already staggered over the period"
+                                  : "their chunks are due at the same moment (--stagger off)"),
+          ev,
+          s.count > 1 ? fmt::format("fewer streams: `{}`; or {}",
+                                    c.rerun([&](Cmd& x) { x.set("--streams", fmt_num(std::max(1, s.count - 1))); }), sweep)
+                      : sweep);
+  } else if (w.realtime_safe == true) {
+    c.add("streams_safe", Sev::info, Conf::medium,
+          fmt::format("all {} streams are safe; the least p95 headroom, stream {}'s, is {} of the budget {}", s.count,
+                      w.stream, w.headroom_p95_ns ? ft(double(*w.headroom_p95_ns)) : std::string("-"), ft(c.B)),
+          ev, sweep);
+  }
+}
+
 void rule_healthy(Ctx& c) {
   for (const auto& f : c.out)
     if (f.severity == Sev::warning) return;
@@ -762,6 +805,7 @@ std::vector<Finding> diagnose(const RunReport& r) {
   rule_drift(c);
   rule_graph_fallbacks(c);
   rule_few_chunks(c);
+  rule_streams(c);
   rule_healthy(c);
   // warnings first, keeping the rule order inside each severity
   std::stable_sort(c.out.begin(), c.out.end(),

@@ -316,6 +316,41 @@ struct Finding {
 const char* severity_name(Finding::Severity s) noexcept;
 const char* confidence_name(Finding::Confidence c) noexcept;
 
+/// One stream of a run with --streams N: its own figures, from its own report.
+struct StreamFigures {
+  int stream = 0;                 // 0-based
+  std::int64_t offset_ns = 0;     // its schedule's offset from stream 0's
+  RunState state = RunState::complete;
+  std::uint64_t counted = 0, misses = 0, stalls = 0, drops = 0;
+  HistSummary latency, process;
+  std::optional<std::int64_t> headroom_p95_ns;  // paced runs with counted chunks
+  std::optional<bool> realtime_safe;
+  std::optional<Owner> owner;     // who its misses belong to; with misses only
+};
+
+/// A run of N independent streams of one chain (--streams N): each stream's figures, the
+/// worst stream and all chunks pooled. The rest of the report is the worst stream's.
+struct StreamsSection {
+  int count = 1;
+  bool staggered = true;          // schedules offset evenly over one chunk period (--stagger)
+  std::int64_t offset_step_ns = 0;  // between consecutive streams (0 when aligned)
+  std::string mode = "independent";  // each stream its own processing per chunk
+  std::vector<StreamFigures> streams;
+  int worst = 0;                  // the stream this report's other sections describe
+  std::optional<int> blame;       // the stream with the most stall events (most misses on a tie); none without misses
+  // all streams' counted chunks pooled
+  std::uint64_t counted = 0, misses = 0, stalls = 0, drops = 0;
+  HistSummary latency, process;
+  std::optional<std::int64_t> headroom_p95_ns;
+  std::optional<bool> realtime_safe;  // every stream safe; nullopt when no stream has a verdict
+  /// Streams whose verdict says not safe.
+  int unsafe_streams() const noexcept {
+    int n = 0;
+    for (const auto& f : streams) n += f.realtime_safe == false ? 1 : 0;
+    return n;
+  }
+};
+
 struct RunReport {
   RunState state = RunState::complete;
   std::string reason;  // why not complete
@@ -342,6 +377,7 @@ struct RunReport {
   Series series;
   std::optional<DeviceSection> device;  // monitor runs
   std::optional<PlatformSection> platform;  // paced runs (older reports lack it)
+  std::optional<StreamsSection> streams;    // runs with --streams above 1
   std::vector<Finding> diagnosis;
 
   bool complete() const noexcept { return state == RunState::complete; }

@@ -232,6 +232,42 @@ json platform_json(const PlatformSection& p) {
   return j;
 }
 
+json streams_json(const StreamsSection& s) {
+  auto opt = [](const auto& o) { return o ? json(*o) : json(nullptr); };
+  json per = json::array();
+  for (const auto& f : s.streams) {
+    json e = {{"stream", f.stream},
+              {"offset_ns", f.offset_ns},
+              {"state", run_state_name(f.state)},
+              {"counted", f.counted},
+              {"misses", f.misses},
+              {"stall_events", f.stalls},
+              {"drops", f.drops},
+              {"latency", to_json(f.latency)},
+              {"process", to_json(f.process)},
+              {"headroom_p95_ns", opt(f.headroom_p95_ns)},
+              {"realtime_safe", opt(f.realtime_safe)}};
+    if (f.owner) e["owner"] = owner_key(*f.owner);
+    per.push_back(std::move(e));
+  }
+  return {{"count", s.count},
+          {"stagger", s.staggered},
+          {"offset_step_ns", s.offset_step_ns},
+          {"mode", s.mode},
+          {"worst", s.worst},
+          {"blame", opt(s.blame)},
+          {"per_stream", std::move(per)},
+          {"pooled",
+           {{"counted", s.counted},
+            {"misses", s.misses},
+            {"stall_events", s.stalls},
+            {"drops", s.drops},
+            {"latency", to_json(s.latency)},
+            {"process", to_json(s.process)},
+            {"headroom_p95_ns", opt(s.headroom_p95_ns)},
+            {"realtime_safe", opt(s.realtime_safe)}}}};
+}
+
 }  // namespace
 
 namespace {
@@ -360,6 +396,7 @@ json run_head(const RunReport& r) {
                     {"output", r.checksums.output}};
   if (r.device) j["device"] = device_json(*r.device);
   if (r.platform) j["platform"] = platform_json(*r.platform);
+  if (r.streams) j["streams"] = streams_json(*r.streams);
   j["diagnosis"] = to_json(r.diagnosis);
   return j;
 }
@@ -889,6 +926,59 @@ RunState read_state(const Node& parent, const char* key) {
   parent.at(key).fail(fmt::format("'{}' is not complete, interrupted or incomplete", s));
 }
 
+std::optional<bool> read_opt_flag(const Node& n, const char* key) {
+  if (!n.has(key)) return std::nullopt;
+  return n.at(key).boolean();
+}
+
+StreamsSection read_streams(const Node& n) {
+  StreamsSection s;
+  s.count = n.req_i32("count");
+  if (s.count < 1) n.at("count").fail(fmt::format("{} is not a stream count (1 or more)", s.count));
+  s.staggered = n.flag("stagger", true);
+  s.offset_step_ns = read_ns(n, "offset_step_ns");
+  s.mode = n.str("mode", "independent");
+  auto per = n.arr("per_stream", true);
+  if (static_cast<int>(per->size()) != s.count)
+    per->fail(fmt::format("has {} streams but count is {}", per->size(), s.count));
+  for (std::size_t i = 0; i < per->size(); ++i) {
+    const Node e = per->elem(i);
+    if (!e.raw().is_object()) e.fail(fmt::format("expected an object, found {}", e.raw().type_name()));
+    StreamFigures f;
+    f.stream = e.req_i32("stream");
+    if (f.stream != static_cast<int>(i)) e.at("stream").fail(fmt::format("{} is not stream {} (in order)", f.stream, i));
+    f.offset_ns = read_ns(e, "offset_ns");
+    f.state = read_state(e, "state");
+    f.counted = e.u64("counted", 0);
+    f.misses = e.u64("misses", 0);
+    f.stalls = e.u64("stall_events", f.misses);
+    f.drops = e.u64("drops", 0);
+    if (auto h = e.opt_obj("latency")) f.latency = read_hist(*h);
+    if (auto h = e.opt_obj("process")) f.process = read_hist(*h);
+    if (e.has("headroom_p95_ns")) f.headroom_p95_ns = e.at("headroom_p95_ns").integer();
+    f.realtime_safe = read_opt_flag(e, "realtime_safe");
+    if (e.has("owner")) f.owner = read_owner(e.at("owner"));
+    s.streams.push_back(f);
+  }
+  auto index = [&](const char* key) {
+    const int v = n.req_i32(key);
+    if (v < 0 || v >= s.count) n.at(key).fail(fmt::format("{} is not one of the {} streams", v, s.count));
+    return v;
+  };
+  s.worst = index("worst");
+  if (n.has("blame")) s.blame = index("blame");
+  const Node p = n.obj("pooled");
+  s.counted = p.u64("counted", 0);
+  s.misses = p.u64("misses", 0);
+  s.stalls = p.u64("stall_events", s.misses);
+  s.drops = p.u64("drops", 0);
+  if (auto h = p.opt_obj("latency")) s.latency = read_hist(*h);
+  if (auto h = p.opt_obj("process")) s.process = read_hist(*h);
+  if (p.has("headroom_p95_ns")) s.headroom_p95_ns = p.at("headroom_p95_ns").integer();
+  s.realtime_safe = read_opt_flag(p, "realtime_safe");
+  return s;
+}
+
 std::vector<std::int64_t> read_ints(const Node& parent, const char* key) {
   std::vector<std::int64_t> v;
   auto a = parent.arr(key);
@@ -1295,6 +1385,7 @@ RunReport read_run(const Node& n) {
   if (auto se = n.opt_obj("series")) r.series = read_series(*se);
   if (auto d = n.opt_obj("device")) r.device = read_device(*d);
   if (auto pl = n.opt_obj("platform")) r.platform = read_platform(*pl);
+  if (auto st = n.opt_obj("streams")) r.streams = read_streams(*st);
   if (auto dg = n.arr("diagnosis"))
     r.diagnosis = read_findings(*dg);
   else

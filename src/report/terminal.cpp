@@ -112,6 +112,49 @@ void platform_lines(std::vector<std::string>& out, const RunReport& r) {
   }
 }
 
+void streams_head(std::vector<std::string>& out, const RunReport& r) {
+  if (!r.streams) return;
+  const StreamsSection& s = *r.streams;
+  out.push_back(fmt::format("streams    {} {} streams of this chain, {}; the tables below are stream {}'s (the worst)",
+                            s.count, s.mode,
+                            s.staggered ? fmt::format("schedules staggered by {}", fmt_time(double(s.offset_step_ns)))
+                                        : std::string("schedules aligned (--stagger off)"),
+                            s.worst));
+}
+
+void streams_table(std::vector<std::string>& out, const RunReport& r) {
+  if (!r.streams) return;
+  const StreamsSection& s = *r.streams;
+  auto t = [](const HistSummary& h, std::int64_t v) { return h.has_data() ? fmt_time(double(v)) : std::string("-"); };
+  auto room = [](const std::optional<std::int64_t>& v) { return v ? fmt_time(double(*v)) : std::string("-"); };
+  auto verdict = [](const std::optional<bool>& v) { return !v ? "-" : *v ? "safe" : "NOT safe"; };
+  out.push_back("");
+  out.push_back(fmt::format("{:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6}  {}", "stream", "offset",
+                            "e2e p50", "e2e p95", "proc p50", "headroom", "counted", "misses", "drops", "verdict"));
+  auto row = [&](const std::string& name, const std::string& offset, const HistSummary& lat, const HistSummary& proc,
+                 const std::optional<std::int64_t>& head, std::uint64_t counted, std::uint64_t misses, std::uint64_t stalls,
+                 std::uint64_t drops, const std::string& v) {
+    out.push_back(fmt::format("{:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6}  {}", name, offset,
+                              t(lat, lat.p50), t(lat, lat.p95), t(proc, proc.p50), room(head), counted,
+                              stalls == misses ? fmt::format("{}", misses) : fmt::format("{}/{}ev", misses, stalls), drops, v));
+  };
+  for (const auto& f : s.streams) {
+    std::string v = verdict(f.realtime_safe);
+    if (f.owner) v += fmt::format(" ({})", owner_key(*f.owner));
+    if (f.state != RunState::complete) v += fmt::format(" [{}]", run_state_name(f.state));
+    if (f.stream == s.worst) v += " <- worst";
+    if (s.blame && f.stream == *s.blame) v += " <- blame";
+    row(fmt::format("{}", f.stream), fmt_time(double(f.offset_ns)), f.latency, f.process, f.headroom_p95_ns, f.counted,
+        f.misses, f.stalls, f.drops, v);
+  }
+  row("pooled", "", s.latency, s.process, s.headroom_p95_ns, s.counted, s.misses, s.stalls, s.drops,
+      fmt::format("{}{}", verdict(s.realtime_safe),
+                  s.unsafe_streams() > 0 ? fmt::format(" ({} of {} streams not safe)", s.unsafe_streams(), s.count) : ""));
+  if (s.blame)
+    out.push_back(fmt::format("blame      stream {}: the most stall events ({}) of the {} streams", *s.blame,
+                              s.streams[static_cast<std::size_t>(*s.blame)].stalls, s.count));
+}
+
 std::string cadence_steady_line(const RunReport& r) {
   const Cadence& c = r.cadence;
   if (!c.steady) return "";
@@ -153,6 +196,12 @@ void stall_lines(std::vector<std::string>& out, const RunReport& r) {
 bool budget_broken(const RunReport& r) {
   if (r.headroom && r.headroom->p95 < 0) return true;
   if (r.counts.misses > 0 || r.counts.drops > 0) return true;
+  if (r.streams) {
+    const StreamsSection& s = *r.streams;
+    if (s.misses > 0 || s.drops > 0) return true;
+    for (const auto& f : s.streams)
+      if (f.headroom_p95_ns && *f.headroom_p95_ns < 0) return true;
+  }
   return r.device && (r.device->xruns > 0 || r.device->underruns > 0);
 }
 
@@ -175,6 +224,7 @@ void print_report(std::ostream& os, const RunReport& r) {
   line(fmt::format("method     log-linear histograms (relative error <= {:.3f}%, exact min/max), {}, latency from {}",
                    r.method.relative_error * 100, r.method.clock, r.method.latency_from));
   platform_lines(out, r);
+  streams_head(out, r);
   if (!r.complete())
     line(fmt::format("RUN {}: {}", r.state == RunState::interrupted ? "INTERRUPTED" : "INCOMPLETE",
                      r.reason.empty() ? "-" : r.reason));
@@ -209,6 +259,8 @@ void print_report(std::ostream& os, const RunReport& r) {
                      c.drift_ppm ? fmt::format("{:+.1f} ppm", *c.drift_ppm) : std::string("- (no schedule)"),
                      fmt_time(double(c.longest_gap.ns)), c.longest_gap.seq, c.longest_gap.at_s, c.period_ratio_p95));
   if (const std::string st = cadence_steady_line(r); !st.empty()) line(st);
+  streams_table(out, r);
+  if (r.streams) line(fmt::format("stream {} (the worst):", r.streams->worst));
   const Counts& k = r.counts;
   std::string blame;
   for (int i = 0; i < kStageCount; ++i)

@@ -1,0 +1,109 @@
+#include "src/report/streams.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <tuple>
+
+#include "src/report/build.hpp"
+#include "src/report/diagnosis.hpp"
+
+namespace chunkscope {
+
+namespace {
+
+StreamFigures figures_of(const RunReport& r, int index, std::int64_t offset_ns) {
+  StreamFigures f;
+  f.stream = index;
+  f.offset_ns = offset_ns;
+  f.state = r.state;
+  f.counted = r.counts.counted;
+  f.misses = r.counts.misses;
+  f.stalls = r.counts.events();
+  f.drops = r.counts.drops;
+  f.latency = r.latency;
+  f.process = r.stage(Stage::process);
+  if (r.headroom) f.headroom_p95_ns = r.headroom->p95;
+  f.realtime_safe = r.verdict.realtime_safe;
+  f.owner = r.verdict.owner;
+  return f;
+}
+
+// smaller is worse
+auto badness_key(const StreamFigures& f) {
+  const std::int64_t room = f.headroom_p95_ns ? *f.headroom_p95_ns
+                            : f.latency.has_data() ? -f.latency.p95
+                                                   : std::numeric_limits<std::int64_t>::max();
+  return std::make_tuple(f.state == RunState::incomplete ? 0 : 1, f.realtime_safe == false ? 0 : 1, room);
+}
+
+}  // namespace
+
+int worst_stream(const std::vector<StreamFigures>& streams) {
+  int worst = 0;
+  for (std::size_t i = 1; i < streams.size(); ++i)
+    if (badness_key(streams[i]) < badness_key(streams[static_cast<std::size_t>(worst)])) worst = static_cast<int>(i);
+  return worst;
+}
+
+StreamsSection build_streams_section(const std::vector<StreamRun>& runs, bool staggered, std::int64_t offset_step_ns) {
+  StreamsSection s;
+  s.count = static_cast<int>(runs.size());
+  s.staggered = staggered;
+  s.offset_step_ns = offset_step_ns;
+  if (runs.empty()) return s;
+  stats::LogHistogram latency = runs[0].stats->latency;
+  stats::LogHistogram process = runs[0].stats->stage[static_cast<std::size_t>(Stage::process)];
+  bool any_verdict = false, all_safe = true;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunReport& r = *runs[i].report;
+    s.streams.push_back(figures_of(r, static_cast<int>(i), runs[i].offset_ns));
+    const StreamFigures& f = s.streams.back();
+    s.counted += f.counted;
+    s.misses += f.misses;
+    s.stalls += f.stalls;
+    s.drops += f.drops;
+    if (f.realtime_safe) {
+      any_verdict = true;
+      all_safe = all_safe && *f.realtime_safe;
+    }
+    if (i > 0) {
+      latency.add(runs[i].stats->latency);
+      process.add(runs[i].stats->stage[static_cast<std::size_t>(Stage::process)]);
+    }
+  }
+  s.latency = summarize(latency);
+  s.process = summarize(process);
+  const RunReport& first = *runs[0].report;
+  if (first.timing.paced && s.latency.has_data()) s.headroom_p95_ns = first.timing.budget_ns - s.latency.p95;
+  if (any_verdict) s.realtime_safe = all_safe;
+  s.worst = worst_stream(s.streams);
+  for (const auto& f : s.streams) {
+    if (f.misses == 0) continue;
+    if (!s.blame) {
+      s.blame = f.stream;
+      continue;
+    }
+    const StreamFigures& b = s.streams[static_cast<std::size_t>(*s.blame)];
+    if (std::tie(f.stalls, f.misses) > std::tie(b.stalls, b.misses)) s.blame = f.stream;
+  }
+  return s;
+}
+
+RunReport combine_streams(const std::vector<StreamRun>& runs, bool staggered, std::int64_t offset_step_ns) {
+  StreamsSection s = build_streams_section(runs, staggered, offset_step_ns);
+  RunReport r = *runs[static_cast<std::size_t>(s.worst)].report;
+  if (s.realtime_safe) r.verdict.realtime_safe = s.realtime_safe;
+  const int unsafe = s.unsafe_streams();
+  if (unsafe > 0)
+    r.verdict.text = fmt::format("{} of {} streams not safe; the worst, stream {}: {}", unsafe, s.count, s.worst,
+                                 r.verdict.text);
+  else
+    r.verdict.text = fmt::format("worst of {} streams, stream {}: {}", s.count, s.worst, r.verdict.text);
+  if (r.state != RunState::complete && s.count > 1) r.reason = fmt::format("stream {}: {}", s.worst, r.reason);
+  r.streams = std::move(s);
+  r.diagnosis = diagnose(r);  // again, now that it sees every stream
+  return r;
+}
+
+}  // namespace chunkscope

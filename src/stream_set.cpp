@@ -1,0 +1,85 @@
+#include "src/stream_set.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <thread>
+
+#include "rt/clock.hpp"
+#include "src/errors.hpp"
+#include "src/io/file_stream.hpp"
+#include "src/report/streams.hpp"
+
+namespace chunkscope {
+
+namespace {
+// The streams' common start is this far after the last engine was given its schedule, so
+// that every engine's threads are up before their first chunk is due.
+constexpr std::int64_t kSetStartSlackNs = 20'000'000;
+}  // namespace
+
+StreamSet::StreamSet(const StreamSetup& setup, const StreamOptions& opt, const ReportPaths& paths, int n)
+    : opt_(opt), chunk_ns_(setup.chunk_ns) {
+  if (n < 1 || n > kMaxStreams) throw InputError(fmt::format("--streams: {} is out of range 1..{}", n, kMaxStreams));
+  for (int k = 0; k < n; ++k) sessions_.push_back(std::make_unique<StreamSession>(setup, opt, paths));
+}
+
+std::int64_t StreamSet::offset_ns(int k) const {
+  if (!opt_.stagger || sessions_.empty()) return 0;
+  return static_cast<std::int64_t>(std::llround(static_cast<long double>(chunk_ns_) * k /
+                                                static_cast<long double>(sessions_.size())));
+}
+
+void StreamSet::prepare() {
+  for (auto& s : sessions_) {
+    sources_.push_back(open_source(s->setup(), opt_));
+    sinks_.push_back(std::make_unique<NullSink>());
+    s->prepare(*sources_.back(), *sinks_.back(), s->engine_config());
+  }
+}
+
+void StreamSet::run(const std::atomic<bool>* stop) {
+  StreamSession& first = *sessions_[0];
+  first.measure_before();
+  const bool paced = !first.setup().max_speed;
+  const std::int64_t t0 = now_ns() + kSetStartSlackNs + 1'000'000 * static_cast<std::int64_t>(sessions_.size());
+  for (int k = 0; k < size(); ++k)
+    if (paced) session(k).engine().schedule_start(t0 + offset_ns(k));
+  std::vector<std::thread> threads;
+  threads.reserve(sessions_.size());
+  for (auto& s : sessions_) threads.emplace_back([&s, stop] { s->run(stop); });
+  for (auto& t : threads) t.join();
+  first.measure_after();
+  for (std::size_t k = 1; k < sessions_.size(); ++k) sessions_[k]->adopt_measurements(first);
+}
+
+const std::vector<RunReport>& StreamSet::stream_reports() {
+  if (reports_.empty())
+    for (auto& s : sessions_) {
+      outcomes_.push_back(s->outcome());
+      reports_.push_back(s->report(s->workload(), outcomes_.back()));
+    }
+  return reports_;
+}
+
+RunReport StreamSet::report() {
+  if (!combined_) {
+    const auto& reps = stream_reports();
+    std::vector<StreamRun> runs;
+    for (int k = 0; k < size(); ++k)
+      runs.push_back({&reps[static_cast<std::size_t>(k)], &session(k).stats(), offset_ns(k)});
+    combined_ = combine_streams(runs, opt_.stagger, opt_.stagger ? offset_ns(1) : 0);
+  }
+  return *combined_;
+}
+
+RunOutcome StreamSet::outcome() {
+  const int w = report().streams->worst;
+  RunOutcome o = outcomes_[static_cast<std::size_t>(w)];
+  if (o.state != RunState::complete && size() > 1) o.reason = fmt::format("stream {}: {}", w, o.reason);
+  return o;
+}
+
+const StreamSession& StreamSet::worst() { return session(report().streams->worst); }
+
+}  // namespace chunkscope

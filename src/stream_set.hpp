@@ -1,0 +1,62 @@
+#pragma once
+// Several independent streams of one setup at once (--streams N): each stream its own
+// source, backend, statistics, pool and queues, the same chain; their schedules share one
+// start and are offset evenly over one chunk period (--stagger on) or aligned (off).
+//
+// Design: a StreamSet owns N StreamSessions. prepare() makes every stream; run() measures
+// the machine once (the platform baseline before and after all streams, by stream 0),
+// gives every engine its start, runs each on a thread of its own and joins them. report()
+// builds each stream's report, then one for all (src/report/streams.hpp): the worst
+// stream's sections with the streams section. Not real-time (the engines' threads are).
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "src/report/model.hpp"
+#include "src/stream_session.hpp"
+
+namespace chunkscope {
+
+class StreamSet {
+ public:
+  /// `n` streams (1..kMaxStreams) of `setup` under `opt` (opt.stagger says how they are
+  /// offset); the report files go to `paths`.
+  StreamSet(const StreamSetup& setup, const StreamOptions& opt, const ReportPaths& paths, int n);
+  StreamSet(const StreamSet&) = delete;
+  StreamSet& operator=(const StreamSet&) = delete;
+
+  /// Every stream's source, null sink, backend and engine. Throws InputError (a source
+  /// that cannot be opened) or RuntimeFailure (a backend that cannot be made).
+  void prepare();
+  /// The baseline and snapshot before, all streams until each ends (or `stop`), then the
+  /// baseline and snapshot after. [blocks]
+  void run(const std::atomic<bool>* stop);
+
+  /// The schedule offset of stream k from stream 0's: k x D / n staggered, else 0.
+  std::int64_t offset_ns(int k) const;
+  int size() const noexcept { return static_cast<int>(sessions_.size()); }
+  StreamSession& session(int k) { return *sessions_[static_cast<std::size_t>(k)]; }
+  const StreamSession& session(int k) const { return *sessions_[static_cast<std::size_t>(k)]; }
+
+  /// Each stream's report (built once, after run()).
+  const std::vector<RunReport>& stream_reports();
+  /// The report of all streams: the worst stream's with the streams section.
+  RunReport report();
+  /// How the run ended: the worst stream's outcome, its reason naming the stream.
+  RunOutcome outcome();
+  /// The worst stream's session (its statistics back the .hgrm files and the trace).
+  const StreamSession& worst();
+
+ private:
+  StreamOptions opt_;
+  std::int64_t chunk_ns_ = 0;
+  std::vector<std::unique_ptr<ChunkSource>> sources_;
+  std::vector<std::unique_ptr<ChunkSink>> sinks_;
+  std::vector<std::unique_ptr<StreamSession>> sessions_;
+  std::vector<RunReport> reports_;
+  std::vector<RunOutcome> outcomes_;
+  std::optional<RunReport> combined_;
+};
+
+}  // namespace chunkscope

@@ -1,0 +1,261 @@
+// Many streams at once (--streams N): each stream's figures, the worst stream, the stream
+// to blame and the pooled figures, from crafted statistics and from real runs.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "rt/run_stats.hpp"
+#include "src/report/build.hpp"
+#include "src/report/schema.hpp"
+#include "src/report/streams.hpp"
+#include "src/report/terminal.hpp"
+#include "src/stream_set.hpp"
+#include "tests/test_util.hpp"
+
+using namespace chunkscope;
+
+namespace {
+
+constexpr std::int64_t kD = 5'333'333;    // 256 frames at 48 kHz
+constexpr std::int64_t kB = kD - kD / 5;  // margin 20 %
+constexpr std::int64_t kT0 = 1'000'000'000;
+
+RunStatsConfig config() {
+  RunStatsConfig sc;
+  sc.chunk_ns = kD;
+  sc.budget_ns = kB;
+  sc.dry_after_ns = kD;
+  sc.warmup = 0;
+  sc.media_ns_per_frame = 1e9 / 48000;
+  sc.series_capacity = 4096;
+  return sc;
+}
+
+// A chunk whose processing takes `proc` ns (on the CPU throughout), the rest quick.
+ChunkRecord chunk(std::uint64_t k, std::int64_t proc) {
+  ChunkRecord r{};
+  r.seq = k;
+  r.frames = 256;
+  r.media_frame = static_cast<std::int64_t>(k) * 256;
+  r.sched = kT0 + static_cast<std::int64_t>(k) * kD;
+  r.woke = r.sched + 20'000;
+  r.ready = r.woke + 5'000;
+  r.dequeue = r.ready + 5'000;
+  r.proc_start = r.dequeue;
+  r.proc_end = r.proc_start + proc;
+  r.proc_cpu_ns = static_cast<std::uint32_t>(proc);
+  r.sink_start = r.proc_end + 5'000;
+  r.emit = r.sink_start + 1'000;
+  return r;
+}
+
+// One stream of `n` chunks whose processing takes 10 us, except the chunks in `slow`.
+struct CraftedStream {
+  RunStats stats;
+  RunReport report;
+  CraftedStream(int n, const std::map<std::uint64_t, std::int64_t>& slow) {
+    stats.prepare(config());
+    std::int64_t prev_end = 0;
+    for (int k = 0; k < n; ++k) {
+      const auto it = slow.find(static_cast<std::uint64_t>(k));
+      const std::int64_t proc = it == slow.end() ? 10'000 : it->second;
+      ChunkRecord r = chunk(static_cast<std::uint64_t>(k), proc);
+      if (prev_end > r.dequeue) {  // the processor was still busy with the chunk before
+        const std::int64_t shift = prev_end - r.dequeue;
+        r.dequeue += shift;
+        r.proc_start += shift;
+        r.proc_end += shift;
+        r.sink_start += shift;
+        r.emit += shift;
+      }
+      prev_end = r.proc_end;
+      stats.add(r);
+    }
+    Workload w;
+    w.command = "synth";
+    w.rate = 48000;
+    w.channels = 2;
+    w.chunk_frames = 256;
+    w.margin_text = "20%";
+    w.margin_ns = kD / 5;
+    EngineResult er;
+    er.produced = static_cast<std::uint64_t>(n);
+    er.start_ns = kT0;
+    er.end_ns = kT0 + n * kD;
+    report = build_run_report(w, Plan{}, Environment{}, stats, er, {});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("streams: the worst stream, the stream to blame and the pooled figures from each stream's chunks") {
+  // stream 0 never misses; stream 1 misses twice in one stall (chunk 50 holds up 51) with a
+  // long one; stream 2 misses three times, each its own event, each only just
+  const CraftedStream s0(400, {});
+  const CraftedStream s1(400, {{50, 12'000'000}});
+  const CraftedStream s2(400, {{100, kB}, {200, kB}, {300, kB}});
+  REQUIRE(s0.report.counts.misses == 0);
+  REQUIRE(s1.report.counts.events() == 1);
+  REQUIRE(s1.report.counts.misses == 2);
+  REQUIRE(s2.report.counts.events() == 3);
+  REQUIRE(s2.report.counts.misses == 3);
+  const std::vector<StreamRun> runs = {{&s0.report, &s0.stats, 0}, {&s1.report, &s1.stats, kD / 3},
+                                       {&s2.report, &s2.stats, 2 * kD / 3}};
+  const StreamsSection s = build_streams_section(runs, true, kD / 3);
+  REQUIRE(s.streams.size() == 3);
+  CHECK(s.count == 3);
+  // pooled counts are the streams' sums; the pooled histogram holds every counted chunk
+  CHECK(s.counted == 1200);
+  CHECK(s.misses == 5);
+  CHECK(s.stalls == 4);
+  CHECK(s.latency.count == 1200);
+  CHECK(s.latency.max == s1.report.latency.max);
+  CHECK(s.latency.min == std::min({s0.report.latency.min, s1.report.latency.min, s2.report.latency.min}));
+  CHECK(s.process.count == 1200);
+  REQUIRE(s.headroom_p95_ns);
+  CHECK(*s.headroom_p95_ns == kB - s.latency.p95);
+  // per stream: its own report's figures, its own offset
+  for (std::size_t k = 0; k < 3; ++k) {
+    CHECK(s.streams[k].stream == static_cast<int>(k));
+    CHECK(s.streams[k].offset_ns == runs[k].offset_ns);
+    CHECK(s.streams[k].counted == runs[k].report->counts.counted);
+    CHECK(s.streams[k].latency.p95 == runs[k].report->latency.p95);
+  }
+  // all three are misses-free at p95, but streams 1 and 2 missed: not safe; of those the
+  // worst has the least p95 headroom; the stream to blame has the most stall events
+  CHECK(s.streams[0].realtime_safe == true);
+  CHECK(s.streams[1].realtime_safe == false);
+  CHECK(s.streams[2].realtime_safe == false);
+  CHECK(s.realtime_safe == false);
+  CHECK(s.unsafe_streams() == 2);
+  const int expect_worst = *s.streams[1].headroom_p95_ns <= *s.streams[2].headroom_p95_ns ? 1 : 2;
+  CHECK(s.worst == expect_worst);
+  REQUIRE(s.blame);
+  CHECK(*s.blame == 2);
+
+  // the whole run's report: the worst stream's sections, its verdict over every stream
+  const RunReport r = combine_streams(runs, true, kD / 3);
+  REQUIRE(r.streams);
+  CHECK(r.verdict.realtime_safe == false);
+  CHECK(r.counts.misses == runs[static_cast<std::size_t>(s.worst)].report->counts.misses);
+  CHECK(r.verdict.text.find(fmt::format("2 of 3 streams not safe; the worst, stream {}", s.worst)) == 0);
+  CHECK(budget_broken(r));
+  bool finding = false;
+  for (const auto& f : r.diagnosis) finding = finding || f.rule == "streams_not_safe";
+  CHECK(finding);
+  std::ostringstream os;
+  print_report(os, r);
+  CHECK(os.str().find("blame      stream 2: the most stall events (3) of the 3 streams") != std::string::npos);
+
+  // the section survives the JSON report
+  const RunReport back = run_report_from_json(to_json(r));
+  REQUIRE(back.streams);
+  CHECK(back.streams->count == 3);
+  CHECK(back.streams->worst == s.worst);
+  CHECK(back.streams->blame == s.blame);
+  CHECK(back.streams->counted == s.counted);
+  CHECK(back.streams->latency.p95 == s.latency.p95);
+  CHECK(back.streams->streams[2].stalls == 3);
+  CHECK(back.streams->streams[1].offset_ns == kD / 3);
+  CHECK(back.streams->staggered);
+  CHECK(to_json(back).dump() == to_json(r).dump());
+}
+
+TEST_CASE("streams: all streams safe make a safe run; the worst is the one with the least headroom") {
+  const CraftedStream a(300, {{10, 2'000'000}});  // one slow chunk, below B
+  const CraftedStream b(300, {});
+  const std::vector<StreamRun> runs = {{&a.report, &a.stats, 0}, {&b.report, &b.stats, 0}};
+  const StreamsSection s = build_streams_section(runs, false, 0);
+  CHECK(s.realtime_safe == true);
+  CHECK(!s.blame);
+  CHECK(s.unsafe_streams() == 0);
+  // p95 of both is 10 us-ish; a's max is larger but headroom is judged at p95: the tie on
+  // p95 goes to the lower index unless a's p95 is lower
+  const int expect = *s.streams[1].headroom_p95_ns < *s.streams[0].headroom_p95_ns ? 1 : 0;
+  CHECK(s.worst == expect);
+  const RunReport r = combine_streams(runs, false, 0);
+  CHECK(r.verdict.realtime_safe == true);
+  CHECK(!budget_broken(r));
+  CHECK(r.verdict.text.find("worst of 2 streams") == 0);
+}
+
+TEST_CASE("streams: worst_stream ranks an incomplete stream first, then an unsafe one, then the least headroom") {
+  std::vector<StreamFigures> f(4);
+  for (int k = 0; k < 4; ++k) {
+    f[static_cast<std::size_t>(k)].stream = k;
+    f[static_cast<std::size_t>(k)].realtime_safe = true;
+    f[static_cast<std::size_t>(k)].headroom_p95_ns = 1000 - k;
+  }
+  CHECK(worst_stream(f) == 3);
+  f[1].realtime_safe = false;
+  CHECK(worst_stream(f) == 1);
+  f[0].state = RunState::incomplete;
+  f[0].realtime_safe.reset();
+  CHECK(worst_stream(f) == 0);
+}
+
+TEST_CASE("streams: a real run of three synthetic streams counts every chunk of every stream once") {
+  testutil::TempDir dir;
+  const std::string json = dir.file("r.json");
+  const auto res = testutil::run_cli({"synth", "--duration", "1s", "--chunk", "480", "--chain", "lp:8000:4", "--streams",
+                                      "3", "--warmup", "5", "--baseline", "0", "--quiet", "--json", json});
+  REQUIRE_MESSAGE(res.rc <= 1, res.err);
+  const auto j = testutil::load_json(json);
+  const auto& st = j.at("streams");
+  CHECK(st.at("count") == 3);
+  CHECK(st.at("stagger") == true);
+  // 1 s at 48 kHz in chunks of 480 frames = D of 10 ms: 100 chunks, 5 of them warm-up
+  const std::int64_t D = 10'000'000;
+  CHECK(st.at("offset_step_ns").get<std::int64_t>() == (D + 1) / 3);
+  std::uint64_t counted = 0, misses = 0;
+  for (int k = 0; k < 3; ++k) {
+    const auto& e = st.at("per_stream").at(k);
+    CHECK(e.at("stream") == k);
+    CHECK(e.at("offset_ns").get<std::int64_t>() == (D * k + 1) / 3);
+    // a stream drops only when its pool runs dry; what it counts plus what it dropped is every chunk
+    CHECK(e.at("counted").get<std::uint64_t>() + e.at("drops").get<std::uint64_t>() == 95);
+    counted += e.at("counted").get<std::uint64_t>();
+    misses += e.at("misses").get<std::uint64_t>();
+  }
+  CHECK(st.at("pooled").at("counted").get<std::uint64_t>() == counted);
+  CHECK(st.at("pooled").at("latency").at("count").get<std::uint64_t>() == counted);
+  CHECK(st.at("pooled").at("misses").get<std::uint64_t>() == misses);
+  const int worst = st.at("worst");
+  CHECK(j.at("counts").at("counted") == st.at("per_stream").at(worst).at("counted"));
+  // the run's verdict is safe only when every stream's is
+  bool all_safe = true;
+  for (const auto& e : st.at("per_stream")) all_safe = all_safe && e.at("realtime_safe") == true;
+  CHECK((j.at("verdict").at("realtime_safe") == true) == all_safe);
+}
+
+TEST_CASE("streams: aligned schedules give every stream offset 0") {
+  testutil::TempDir dir;
+  const std::string json = dir.file("r.json");
+  const auto res = testutil::run_cli({"synth", "--duration", "0.3s", "--streams", "2", "--stagger", "off", "--baseline",
+                                      "0", "--quiet", "--json", json});
+  REQUIRE_MESSAGE(res.rc <= 1, res.err);
+  const auto j = testutil::load_json(json);
+  CHECK(j.at("streams").at("stagger") == false);
+  CHECK(j.at("streams").at("offset_step_ns") == 0);
+  for (const auto& e : j.at("streams").at("per_stream")) CHECK(e.at("offset_ns") == 0);
+}
+
+TEST_CASE("streams: bad --streams and what cannot go with it are one line and exit 2") {
+  auto one_line_exit2 = [](const std::vector<std::string>& args, const std::string& says) {
+    const auto r = testutil::run_cli(args);
+    CHECK(r.rc == 2);
+    CHECK(r.err.find(says) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  };
+  one_line_exit2({"synth", "--streams", "0"}, "--streams");
+  one_line_exit2({"synth", "--streams", "65"}, "--streams");
+  one_line_exit2({"synth", "--streams", "two"}, "--streams");
+  one_line_exit2({"synth", "--streams", "2", "--stagger", "sometimes"}, "--stagger");
+  testutil::TempDir dir;
+  one_line_exit2({"synth", "--streams", "2", "--output", dir.file("o.wav")}, "--output: one file cannot hold 2 streams");
+  one_line_exit2({"synth", "--streams", "2", "--metrics-listen", "0"}, "--metrics-listen");
+}
