@@ -97,6 +97,7 @@ struct StreamOptions {
   std::string metrics_hold = "0";  // keep serving this long after the run ends
   // Several streams at once (docs/profiler.md, "Many streams"): replay, synth, compare
   int streams = 1;                 // independent streams of the chain, 1..kMaxStreams
+  std::int64_t input_limit_ns = 0;  // replay: stream only this much of the file (sweep's --duration); 0: all of it
   bool stagger = true;             // their schedules offset evenly over one chunk period
 };
 
@@ -130,6 +131,22 @@ struct CompareOptions {
   std::string json_path;
   bool quiet = false;
 };
+
+/// `chunkscope sweep`: a grid of chunk sizes x stream counts (x variants), a short paced
+/// run of several streams per cell.
+struct SweepOptions {
+  StreamOptions stream;       // chain, dtype, margin, warm-up, queue depth, run modes, synthetic input
+  std::string input;          // a file, or empty with --synth
+  bool synth_given = false;
+  std::vector<int> chunks = {128, 256, 512};
+  std::vector<int> streams = {1, 2, 4};
+  std::string variants;       // "": one variant, from --backend, --mode and --no-fuse
+  std::string cell = "2s";    // each cell's length of audio (--duration)
+  std::string json_path, html_path;
+};
+
+/// The most cells a sweep runs.
+inline constexpr int kMaxSweepCells = 1000;
 
 // ---------------------------------------------------------------- option words
 

@@ -272,6 +272,10 @@ StreamSetup setup_stream(const std::string& command, const std::string& input, c
     su.channels = fsrc.info().channels;
     su.in_format = fsrc.info().format;
     su.total_frames = fsrc.total_frames();
+    if (opt.input_limit_ns > 0) {
+      su.frame_limit = static_cast<std::int64_t>(std::llround(static_cast<double>(opt.input_limit_ns) * 1e-9 * su.rate));
+      su.total_frames = std::min(su.total_frames, su.frame_limit);
+    }
     if (opt.expect_rate > 0 && opt.expect_rate != su.rate)
       throw InputError(fmt::format("--rate: {} Hz does not match '{}' ({} Hz)", opt.expect_rate, input, su.rate));
     if (opt.expect_channels > 0 && opt.expect_channels != su.channels)
@@ -337,7 +341,7 @@ Plan plan_for(const StreamSetup& su, const StreamOptions& opt, bool fuse) {
 }
 
 std::unique_ptr<ChunkSource> open_source(const StreamSetup& su, const StreamOptions& opt) {
-  if (su.command == "replay") return std::make_unique<FileSource>(su.input, opt.dtype);
+  if (su.command == "replay") return std::make_unique<FileSource>(su.input, opt.dtype, su.frame_limit);
   SynthSpec sp = parse_synth(opt.signal, opt.rate);
   sp.channels = su.channels;
   sp.frames = su.total_frames;

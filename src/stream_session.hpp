@@ -69,6 +69,7 @@ struct StreamSetup {
   std::int64_t chunk_ns = 0, margin_ns = 0;
   std::int64_t budget_ns = 0;         // D - margin; a full-duplex device: K x D - margin
   std::int64_t total_frames = 0;      // of the whole source; -1: a live device
+  std::int64_t frame_limit = -1;      // replay: the frames of the file streamed (-1: all)
   std::int64_t expected_chunks = -1;  // chunks the run should see; -1: not known
   InputDesc input_desc;               // workload.input
 };

@@ -30,5 +30,6 @@ Command add_compare_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_cadence_command(CLI::App& app);
 Command add_stage_bench_command(CLI::App& app);
+Command add_sweep_command(CLI::App& app);        // sweep_cmd.cpp
 
 }  // namespace chunkscope::cli

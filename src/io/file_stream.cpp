@@ -12,12 +12,21 @@ namespace chunkscope {
 
 // A stream's input is opened more than once (for its format, then per run or round) and may
 // be rewound, so it must be a regular file; `process` reads FIFOs and devices.
-FileSource::FileSource(const std::string& path, DType dtype)
+FileSource::FileSource(const std::string& path, DType dtype, std::int64_t limit_frames)
     : reader_(path, true, "this command opens its input more than once; `process` reads a FIFO"),
       dtype_(dtype),
-      desc_(fmt::format("file {}", path)) {}
+      desc_(fmt::format("file {}", path)),
+      limit_(limit_frames) {}
 
 Status FileSource::fill(void* dst, int max_frames, int* frames) noexcept {
+  if (limit_ >= 0) {
+    const std::int64_t left = limit_ - reader_.position();
+    if (left <= 0) {
+      *frames = 0;
+      return Status::end_of_stream;
+    }
+    if (left < max_frames) max_frames = static_cast<int>(left);
+  }
   std::int64_t got = 0;
   const int rc = reader_.try_read(dst, dtype_ == DType::f64, max_frames, &got);
   *frames = static_cast<int>(got);

@@ -14,9 +14,12 @@ namespace chunkscope {
 class FileSource final : public ChunkSource {
  public:
   /// Opens the file (throws InputError; a FIFO or device is refused: the input is opened
-  /// more than once). `dtype` is the sample type chunks carry.
-  FileSource(const std::string& path, DType dtype);
-  std::int64_t total_frames() const noexcept override { return reader_.info().frames; }
+  /// more than once). `dtype` is the sample type chunks carry; `limit_frames` (0 or more)
+  /// ends the stream after that many frames (-1: the whole file).
+  FileSource(const std::string& path, DType dtype, std::int64_t limit_frames = -1);
+  std::int64_t total_frames() const noexcept override {
+    return limit_ >= 0 && limit_ < reader_.info().frames ? limit_ : reader_.info().frames;
+  }
   /// [no-alloc, blocks] Reads the file; returns io_error when the file ends early.
   Status fill(void* dst, int max_frames, int* frames) noexcept override;
   const char* describe() const noexcept override { return desc_.c_str(); }
@@ -30,6 +33,7 @@ class FileSource final : public ChunkSource {
   DType dtype_;
   std::string desc_;
   bool truncated_ = false;
+  std::int64_t limit_ = -1;
 };
 
 /// Writes every chunk; the file appears at its path only after commit().

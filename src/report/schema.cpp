@@ -406,6 +406,8 @@ json compare_head(const CompareReport& r);
 
 }  // namespace
 
+json to_json(const ReportEnvironment& e) { return environment_json(e); }
+
 json to_json(const RunReport& r) {
   json j = run_head(r);
   j["series"] = series_json(r.series);
@@ -1385,7 +1387,7 @@ RunReport read_run(const Node& n) {
   if (auto se = n.opt_obj("series")) r.series = read_series(*se);
   if (auto d = n.opt_obj("device")) r.device = read_device(*d);
   if (auto pl = n.opt_obj("platform")) r.platform = read_platform(*pl);
-  if (auto st = n.opt_obj("streams")) r.streams = read_streams(*st);
+  if (auto sm = n.opt_obj("streams")) r.streams = read_streams(*sm);
   if (auto dg = n.arr("diagnosis"))
     r.diagnosis = read_findings(*dg);
   else

@@ -23,6 +23,8 @@ nlohmann::json to_json(const Signature& s);
 /// The whole document as a json value: for tests and for readers that embed it. A long
 /// run's series makes this large (millions of nodes); files are written with write_json.
 nlohmann::json to_json(const RunReport& r);
+/// The environment block every report opens with (also the sweep's).
+nlohmann::json to_json(const ReportEnvironment& e);
 nlohmann::json to_json(const CompareReport& r);
 
 /// Writes the document to `o` as it is built, without holding it: the same text as

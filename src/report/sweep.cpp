@@ -1,0 +1,262 @@
+#include "src/report/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "src/report/format.hpp"
+#include "src/report/schema.hpp"
+
+namespace chunkscope {
+
+using nlohmann::json;
+
+const char* sweep_state_name(SweepCell::State s) noexcept {
+  switch (s) {
+    case SweepCell::State::done: return "done";
+    case SweepCell::State::interrupted: return "interrupted";
+    case SweepCell::State::incomplete: return "incomplete";
+    case SweepCell::State::skipped: return "skipped";
+    case SweepCell::State::unavailable: return "unavailable";
+  }
+  return "?";
+}
+
+bool sweep_cell_safe(const StreamsSection& s) noexcept {
+  if (s.streams.empty() || s.stalls > 0 || s.drops > 0 || s.misses > 0) return false;
+  for (const auto& f : s.streams)
+    if (f.state != RunState::complete || !f.headroom_p95_ns || *f.headroom_p95_ns <= 0) return false;
+  return true;
+}
+
+std::string sweep_rule_text() {
+  return "a cell is safe when every stream's p95 headroom is above 0 and no stream had a stall event (a chunk past its "
+         "deadline) or a drop; once a cell of a row (a chunk size) is not safe, the larger stream counts of that row "
+         "are skipped";
+}
+
+const SweepCell* SweepReport::find(const std::string& variant, int chunk, int n) const noexcept {
+  for (const auto& c : cells)
+    if (c.variant == variant && c.chunk == chunk && c.streams == n) return &c;
+  return nullptr;
+}
+
+std::vector<SweepFrontier> sweep_frontier(const SweepReport& r) {
+  std::vector<SweepFrontier> out;
+  for (const auto& v : r.variants) {
+    SweepFrontier f;
+    f.variant = v;
+    for (int n : r.streams) {
+      std::optional<int> best;
+      for (int c : r.chunks)
+        if (const SweepCell* cell = r.find(v, c, n); cell && cell->safe == true && (!best || c < *best)) best = c;
+      f.smallest_safe_chunk[n] = best;
+    }
+    for (int c : r.chunks) {
+      std::optional<int> best;
+      for (int n : r.streams)
+        if (const SweepCell* cell = r.find(v, c, n); cell && cell->safe == true && (!best || n > *best)) best = n;
+      f.largest_safe_streams[c] = best;
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+void fill_sweep_cell(SweepCell& cell, const RunReport& combined, const std::vector<RunReport>& per_stream) {
+  const StreamsSection& s = *combined.streams;
+  cell.state = combined.state == RunState::complete      ? SweepCell::State::done
+               : combined.state == RunState::interrupted ? SweepCell::State::interrupted
+                                                         : SweepCell::State::incomplete;
+  cell.reason = combined.reason;
+  cell.chunk_ns = combined.timing.chunk_ns;
+  cell.budget_ns = combined.timing.budget_ns;
+  for (const auto& f : s.streams)
+    if (f.headroom_p95_ns && (!cell.headroom_p95_ns || *f.headroom_p95_ns < *cell.headroom_p95_ns))
+      cell.headroom_p95_ns = f.headroom_p95_ns;
+  cell.pooled_headroom_p95_ns = s.headroom_p95_ns;
+  cell.latency = s.latency;
+  cell.process = s.process;
+  cell.counted = s.counted;
+  cell.misses = s.misses;
+  cell.stalls = s.stalls;
+  cell.drops = s.drops;
+  cell.worst = s.worst;
+  cell.blame = s.blame;
+  cell.stall_owner = {};
+  cell.engine_cpu_ns = 0;
+  cell.wall_s = 0;
+  for (const auto& r : per_stream) {
+    for (std::size_t i = 0; i < cell.stall_owner.size(); ++i) cell.stall_owner[i] += r.counts.stall_owner[i];
+    if (r.platform)
+      for (const auto& t : r.platform->threads) cell.engine_cpu_ns += t.cpu_ns;
+    cell.wall_s = std::max(cell.wall_s, r.throughput.wall_seconds);
+  }
+  if (combined.platform) {
+    cell.busy_share = combined.platform->busy_share;
+    cell.wake_p99_ns = combined.platform->wake_p99();
+  }
+  cell.safe = cell.state == SweepCell::State::done ? std::optional<bool>(sweep_cell_safe(s)) : std::nullopt;
+}
+
+namespace {
+
+json opt_json(const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); }
+json opt_json(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+json opt_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json opt_json(const std::optional<bool>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+json to_json(const SweepReport& r) {
+  json j;
+  j["schema"] = kSweepSchema;
+  j["state"] = run_state_name(r.state);
+  if (!r.reason.empty()) j["reason"] = r.reason;
+  j["workload"] = {{"command", r.command},
+                   {"source", r.source},
+                   {"chain", r.chain},
+                   {"rate", r.rate},
+                   {"channels", r.channels},
+                   {"dtype", dtype_name(r.dtype)},
+                   {"margin", r.margin_text},
+                   {"cell_media_seconds", r.cell_media_seconds},
+                   {"baseline_ns", r.baseline_ns},
+                   {"stagger", r.staggered},
+                   {"run_mode",
+                    {{"wait", r.run_mode.wait},
+                     {"rt", r.run_mode.rt},
+                     {"rt_priority", r.run_mode.rt_priority},
+                     {"cpus", r.run_mode.cpus},
+                     {"inline", r.run_mode.inline_process}}}};
+  j["environment"] = to_json(r.environment);
+  j["grid"] = {{"chunks", r.chunks}, {"streams", r.streams}, {"variants", r.variants}};
+  j["planned_seconds"] = r.planned_seconds;
+  j["wall_seconds"] = r.wall_seconds;
+  j["rule"] = r.rule;
+  const int cpus = r.environment.host.logical_cpus;
+  json cells = json::array();
+  for (const auto& c : r.cells) {
+    json owners = json::object();
+    for (int i = 0; i < kOwnerCount; ++i) owners[owner_key(static_cast<Owner>(i))] = c.stall_owner[static_cast<std::size_t>(i)];
+    json e = {{"variant", c.variant},
+              {"chunk", c.chunk},
+              {"streams", c.streams},
+              {"state", sweep_state_name(c.state)},
+              {"safe", opt_json(c.safe)}};
+    if (!c.reason.empty()) e["reason"] = c.reason;
+    if (c.state == SweepCell::State::done || c.state == SweepCell::State::interrupted ||
+        c.state == SweepCell::State::incomplete) {
+      e["chunk_ns"] = c.chunk_ns;
+      e["budget_ns"] = c.budget_ns;
+      e["headroom_p95_ns"] = opt_json(c.headroom_p95_ns);
+      e["pooled_headroom_p95_ns"] = opt_json(c.pooled_headroom_p95_ns);
+      e["latency"] = to_json(c.latency);
+      e["process"] = to_json(c.process);
+      e["counted"] = c.counted;
+      e["misses"] = c.misses;
+      e["stall_events"] = c.stalls;
+      e["stall_owner"] = owners;
+      e["drops"] = c.drops;
+      e["worst"] = c.worst;
+      e["blame"] = opt_json(c.blame);
+      e["busy_share"] = opt_json(c.busy_share);
+      e["engine_cpu_ns"] = c.engine_cpu_ns;
+      e["cpu_share"] = opt_json(c.cpu_share(cpus));
+      e["wall_seconds"] = c.wall_s;
+      e["baseline_wake_p99_ns"] = opt_json(c.wake_p99_ns);
+    }
+    cells.push_back(std::move(e));
+  }
+  j["cells"] = std::move(cells);
+  json fr = json::array();
+  for (const auto& f : r.frontier) {
+    json a = json::array(), b = json::array();
+    for (const auto& [n, c] : f.smallest_safe_chunk) a.push_back({{"streams", n}, {"chunk", opt_json(c)}});
+    for (const auto& [c, n] : f.largest_safe_streams) b.push_back({{"chunk", c}, {"streams", opt_json(n)}});
+    fr.push_back({{"variant", f.variant}, {"smallest_safe_chunk", a}, {"largest_safe_streams", b}});
+  }
+  j["frontier"] = std::move(fr);
+  return j;
+}
+
+std::vector<std::string> frontier_sentences(const SweepReport& r, const SweepFrontier& f) {
+  std::vector<std::string> out;
+  for (const auto& [n, c] : f.smallest_safe_chunk)
+    out.push_back(c ? fmt::format("{} stream{}: the smallest safe chunk is {} frames ({})", n, n == 1 ? "" : "s", *c,
+                                  fmt_time(1e9 * *c / r.rate))
+                    : fmt::format("{} stream{}: no chunk size in the grid is safe", n, n == 1 ? "" : "s"));
+  for (const auto& [c, n] : f.largest_safe_streams)
+    out.push_back(n ? fmt::format("chunk {} frames: the largest safe stream count is {}", c, *n)
+                    : fmt::format("chunk {} frames: not even {} stream{} safe", c, r.streams.empty() ? 1 : r.streams.front(),
+                                  !r.streams.empty() && r.streams.front() != 1 ? "s are" : " is"));
+  return out;
+}
+
+void print_sweep(std::ostream& os, const SweepReport& r) {
+  std::string out;
+  const Environment& e = r.environment.host;
+  out += fmt::format("chunkscope {} ({}) sweep\n", e.version, e.commit);
+  out += fmt::format("workload   {}, chain '{}', {} Hz, {} ch, {}, margin {}\n", r.source, r.chain, r.rate, r.channels,
+                     dtype_name(r.dtype), r.margin_text);
+  out += fmt::format("cells      {} s of audio each, baseline {} before and after, schedules {}; planned at most {:.0f} s, "
+                     "took {:.1f} s\n",
+                     r.cell_media_seconds, fmt_time(static_cast<double>(r.baseline_ns)),
+                     r.staggered ? "staggered" : "aligned", r.planned_seconds, r.wall_seconds);
+  out += fmt::format("environment {}, {} logical CPUs, {}\n", e.cpu, e.logical_cpus, e.os);
+  out += fmt::format("rule       {}\n", r.rule);
+  if (r.state != RunState::complete) out += fmt::format("SWEEP {}: {}\n", r.state == RunState::interrupted ? "INTERRUPTED" : "INCOMPLETE", r.reason);
+  for (std::size_t vi = 0; vi < r.variants.size(); ++vi) {
+    const std::string& v = r.variants[vi];
+    out += fmt::format("\nvariant {}: p95 headroom of the worst stream (ok: safe, NO: not safe, -: not run)\n", v);
+    std::string head = fmt::format("{:>8}", "chunk");
+    for (int n : r.streams) head += fmt::format(" {:>16}", fmt::format("{} stream{}", n, n == 1 ? "" : "s"));
+    out += head + "\n";
+    for (int c : r.chunks) {
+      std::string row = fmt::format("{:>8}", c);
+      for (int n : r.streams) {
+        const SweepCell* cell = r.find(v, c, n);
+        std::string t = "-";
+        if (cell && cell->state == SweepCell::State::done)
+          t = fmt::format("{} {}", cell->headroom_p95_ns ? fmt_time(static_cast<double>(*cell->headroom_p95_ns)) : "-",
+                          cell->safe == true ? "ok" : "NO");
+        else if (cell)
+          t = sweep_state_name(cell->state);
+        row += fmt::format(" {:>16}", t);
+      }
+      out += row + "\n";
+    }
+    for (const auto& f : r.frontier)
+      if (f.variant == v)
+        for (const auto& s : frontier_sentences(r, f)) out += "  " + s + "\n";
+  }
+  const int cpus = r.environment.host.logical_cpus;
+  out += "\ncells (in run order)\n";
+  out += fmt::format("{:<12} {:>6} {:>7} {:>10} {:>10} {:>10} {:>7} {:>6} {:>6} {:>7} {:>7}  {}\n", "variant", "chunk",
+                     "streams", "headroom", "e2e p95", "proc p50", "misses", "events", "drops", "cpu", "busy", "cell");
+  for (const auto& c : r.cells) {
+    if (c.state == SweepCell::State::skipped || c.state == SweepCell::State::unavailable) {
+      out += fmt::format("{:<12} {:>6} {:>7}  {}: {}\n", c.variant, c.chunk, c.streams, sweep_state_name(c.state), c.reason);
+      continue;
+    }
+    const auto cs = c.cpu_share(cpus);
+    std::string owners;
+    for (int i = 0; i < kOwnerCount; ++i)
+      if (c.stall_owner[static_cast<std::size_t>(i)] > 0)
+        owners += fmt::format("{}{} {}", owners.empty() ? "" : ", ", owner_key(static_cast<Owner>(i)),
+                              c.stall_owner[static_cast<std::size_t>(i)]);
+    out += fmt::format("{:<12} {:>6} {:>7} {:>10} {:>10} {:>10} {:>7} {:>6} {:>6} {:>7} {:>7}  {}{}{}\n", c.variant, c.chunk,
+                       c.streams, c.headroom_p95_ns ? fmt_time(static_cast<double>(*c.headroom_p95_ns)) : "-",
+                       c.latency.has_data() ? fmt_time(static_cast<double>(c.latency.p95)) : "-",
+                       c.process.has_data() ? fmt_time(static_cast<double>(c.process.p50)) : "-", c.misses, c.stalls,
+                       c.drops, cs ? fmt::format("{:.1f}%", *cs * 100) : "-",
+                       c.busy_share ? fmt::format("{:.0f}%", *c.busy_share * 100) : "-",
+                       c.state != SweepCell::State::done ? sweep_state_name(c.state) : c.safe == true ? "safe" : "NOT safe",
+                       owners.empty() ? "" : " (events: " + owners + ")",
+                       c.blame && c.streams > 1 ? fmt::format(", blame stream {}", *c.blame) : "");
+  }
+  out += "cpu: the engine threads' CPU time over the run, as a share of all CPUs; busy: the whole machine's (/proc/stat)\n";
+  os << out;
+}
+
+}  // namespace chunkscope
