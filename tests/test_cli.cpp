@@ -141,7 +141,7 @@ TEST_CASE("cli usage errors: one line in chunkscope's own words, exit 2, a did-y
     std::string err;  // the whole stderr
   };
   const std::string commands =
-      "(commands: chain, process, bench, replay, devices, monitor, synth, compare, report, cadence, stage-bench)";
+      "(commands: chain, process, bench, replay, devices, monitor, synth, compare, report, cadence, stage-bench, sweep)";
   const std::vector<Case> cases = {
       {{"replay", kMix, "--chunkk", "512"},
        "chunkscope: replay: unknown option '--chunkk': did you mean '--chunk'? (see chunkscope replay --help)\n"},
@@ -149,7 +149,7 @@ TEST_CASE("cli usage errors: one line in chunkscope's own words, exit 2, a did-y
       {{"process", kMix, "out.wav", "--chian=lp:1k"},
        "chunkscope: process: unknown option '--chian': did you mean '--chain'? (see chunkscope process --help)\n"},
       {{"monitor", "--dtype", "f64"},
-       "chunkscope: monitor: unknown option '--dtype' (process, bench, replay, synth and compare take it; see chunkscope "
+       "chunkscope: monitor: unknown option '--dtype' (process, bench, replay, synth, compare and sweep take it; see chunkscope "
        "monitor --help)\n"},
       {{"synth", "--frobnicate"}, "chunkscope: synth: unknown option '--frobnicate' (see chunkscope synth --help)\n"},
       {{"replya", kMix}, "chunkscope: unknown command 'replya': did you mean 'replay'? " + commands + "\n"},

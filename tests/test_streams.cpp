@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <map>
+#include <csignal>
+#include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "rt/run_stats.hpp"
 #include "src/report/build.hpp"
@@ -258,4 +261,32 @@ TEST_CASE("streams: bad --streams and what cannot go with it are one line and ex
   testutil::TempDir dir;
   one_line_exit2({"synth", "--streams", "2", "--output", dir.file("o.wav")}, "--output: one file cannot hold 2 streams");
   one_line_exit2({"synth", "--streams", "2", "--metrics-listen", "0"}, "--metrics-listen");
+}
+
+TEST_CASE("streams: SIGINT stops every stream; the report is interrupted and names each stream's state") {
+  testutil::TempDir td;
+  const pid_t pid = testutil::spawn_cli(td.path().string(),
+                                        {"synth", "--duration", "60s", "--chain", "spin:1s", "--streams", "2", "--baseline",
+                                         "0", "--json", "r.json", "--quiet"},
+                                        td.file("stdout"), td.file("stderr"));
+  // streaming: the main thread, two stream launchers and each stream's three engine threads
+  const std::string tasks = fmt::format("/proc/{}/task", pid);
+  bool running = false;
+  for (int i = 0; i < 300 && !running; ++i) {
+    std::error_code ec;
+    std::size_t n = 0;
+    for (auto it = std::filesystem::directory_iterator(tasks, ec); !ec && it != std::filesystem::directory_iterator();
+         it.increment(ec))
+      ++n;
+    running = n >= 9;
+    if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(running);
+  ::kill(pid, SIGINT);
+  REQUIRE(testutil::wait_cli(pid, 60) == 0);
+  const auto j = testutil::load_json(td.file("r.json"));
+  CHECK(j.at("state") == "interrupted");
+  const int worst = j.at("streams").at("worst");
+  CHECK(j.at("reason").get<std::string>().find(fmt::format("stream {}: stopped by a signal", worst)) == 0);
+  for (const auto& e : j.at("streams").at("per_stream")) CHECK(e.at("state") == "interrupted");
 }

@@ -738,11 +738,31 @@ void rule_streams(Ctx& c) {
                  {"pooled_drops", static_cast<double>(s.drops)}};
   if (s.headroom_p95_ns) ev["pooled_headroom_p95_ns"] = static_cast<double>(*s.headroom_p95_ns);
   if (w.headroom_p95_ns) ev["worst_headroom_p95_ns"] = static_cast<double>(*w.headroom_p95_ns);
-  const std::string sweep = fmt::format("find the largest count that keeps real time: `chunkscope sweep {} --chunks {} --streams {}`",
-                                        c.command == "replay" ? "FILE" : "--synth", c.chunk_frames,
-                                        s.count > 3 ? fmt::format("1,{},{}", s.count / 2, s.count)
-                                                    : fmt::format("1,{}", s.count == 2 ? "2" : "2,3"));
-  if (unsafe > 0 || s.misses > 0 || s.drops > 0) {
+  std::string head = "chunkscope sweep";
+  if (c.command == "replay") {
+    head += " " + shell_quote(c.r.workload.input.path.empty() ? std::string("FILE") : c.r.workload.input.path);
+  } else if (!c.r.workload.input.signal.empty()) {
+    head += " --synth " + shell_quote(c.r.workload.input.signal);
+  }
+  Cmd sw(head);
+  if (!c.r.workload.chain.empty()) sw.set("--chain", c.r.workload.chain);
+  sw.set("--chunks", fmt_num(c.chunk_frames));
+  if (c.command != "replay") {
+    const StreamOptions def;
+    if (c.r.workload.channels > 0 && c.r.workload.channels != def.channels) sw.set("--channels", fmt_num(c.r.workload.channels));
+    if (c.r.workload.rate > 0 && c.r.workload.rate != def.rate) sw.set("--rate", fmt_num(c.r.workload.rate));
+  }
+  const bool broke = unsafe > 0 || s.misses > 0 || s.drops > 0;
+  // broken: the counts up to this one; safe: this one and up to four times as many
+  std::string counts;
+  if (broke) {
+    counts = s.count > 3 ? fmt::format("1,{},{}", s.count / 2, s.count) : s.count == 2 ? "1,2" : "1,2,3";
+  } else {
+    for (int n = s.count; n <= std::min(4 * s.count, kMaxStreams); n *= 2) counts += (counts.empty() ? "" : ",") + fmt_num(n);
+  }
+  sw.set("--streams", counts);
+  const std::string sweep = fmt::format("find the largest count that keeps real time: `{}`", sw.str());
+  if (broke) {
     const StreamFigures* b = s.blame ? &s.streams[static_cast<std::size_t>(*s.blame)] : nullptr;
     c.add("streams_not_safe", Sev::warning, Conf::high,
           fmt::format("{} of {} streams are not safe ({} misses in {} stall events and {} drops over all streams){}; with "

@@ -1629,6 +1629,8 @@ SavedReport load_saved_report(const std::string& path) {
     const std::string schema = schema_of(n);
     if (schema == kReportSchema) return read_run(n);
     if (schema == kCompareSchema) return compare_report_from_json(j);
+    if (schema == "chunkscope.sweep/1")
+      throw InputError("a sweep (chunkscope.sweep/1), not a run or compare report: `chunkscope sweep --html` writes its page");
     throw InputError(fmt::format("JSON but not a chunkscope report (schema '{}'; expected {} or {})", schema,
                                  kReportSchema, kCompareSchema));
   } catch (const InputError& e) {
