@@ -102,7 +102,7 @@ struct StreamOptions {
 };
 
 /// The largest --streams.
-inline constexpr int kMaxStreams = 64;
+inline constexpr int kMaxStreams = 256;
 
 /// The largest --series-limit.
 inline constexpr std::size_t kMaxSeriesLimit = std::size_t{1} << 26;

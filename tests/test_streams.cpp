@@ -255,7 +255,7 @@ TEST_CASE("streams: bad --streams and what cannot go with it are one line and ex
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   };
   one_line_exit2({"synth", "--streams", "0"}, "--streams");
-  one_line_exit2({"synth", "--streams", "65"}, "--streams");
+  one_line_exit2({"synth", "--streams", "257"}, "--streams");
   one_line_exit2({"synth", "--streams", "two"}, "--streams");
   one_line_exit2({"synth", "--streams", "2", "--stagger", "sometimes"}, "--stagger");
   testutil::TempDir dir;

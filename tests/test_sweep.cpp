@@ -208,7 +208,7 @@ TEST_CASE("sweep: bad options are one line and exit 2, before anything streams")
   };
   bad({"--chunk", "256"}, "--chunk: a sweep takes --chunks LIST");
   bad({"--chunks", "0"}, "--chunks");
-  bad({"--streams", "65"}, "--streams");
+  bad({"--streams", "257"}, "--streams");
   bad({"--streams", "1,x"}, "--streams");
   bad({"--speed", "max"}, "--speed: a sweep is paced");
   bad({"--chunks", "16,256", "--margin", "1ms"}, "--margin");  // leaves no budget at 16 frames
