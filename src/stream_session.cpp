@@ -181,9 +181,6 @@ void check_stream_options(const StreamOptions& opt) {
     if (!opt.output.empty())
       throw InputError(fmt::format("--output: one file cannot hold {} streams (drop --output, or use --streams 1)",
                                    opt.streams));
-    if (!opt.metrics_listen.empty())
-      throw InputError(fmt::format("--metrics-listen: live metrics serve one stream; --streams {} is not served yet",
-                                   opt.streams));
     if (opt.rt && opt.wait == WaitMode::spin)
       throw InputError(fmt::format("--wait: spin under --rt with --streams {} would need a CPU of its own for every "
                                    "engine thread of every stream: use --wait hybrid",

@@ -30,17 +30,21 @@ std::int64_t StreamSet::offset_ns(int k) const {
                                                 static_cast<long double>(sessions_.size())));
 }
 
-void StreamSet::prepare() {
-  for (auto& s : sessions_) {
+void StreamSet::prepare(const std::vector<RunStats::MetricRecorders>* metrics) {
+  for (std::size_t k = 0; k < sessions_.size(); ++k) {
+    auto& s = sessions_[k];
     sources_.push_back(open_source(s->setup(), opt_));
     sinks_.push_back(std::make_unique<NullSink>());
-    s->prepare(*sources_.back(), *sinks_.back(), s->engine_config());
+    s->prepare(*sources_.back(), *sinks_.back(), s->engine_config(), nullptr, nullptr,
+               metrics && k < metrics->size() ? &(*metrics)[k] : nullptr);
   }
 }
 
-void StreamSet::run(const std::atomic<bool>* stop) {
+void StreamSet::run(const std::atomic<bool>* stop, const std::function<void()>& started,
+                    const std::function<void()>& joined) {
   StreamSession& first = *sessions_[0];
   first.measure_before();
+  if (started) started();
   const bool paced = !first.setup().max_speed;
   const std::int64_t t0 = now_ns() + kSetStartSlackNs + 1'000'000 * static_cast<std::int64_t>(sessions_.size());
   for (int k = 0; k < size(); ++k)
@@ -49,6 +53,7 @@ void StreamSet::run(const std::atomic<bool>* stop) {
   threads.reserve(sessions_.size());
   for (auto& s : sessions_) threads.emplace_back([&s, stop] { s->run(stop); });
   for (auto& t : threads) t.join();
+  if (joined) joined();
   first.measure_after();
   for (std::size_t k = 1; k < sessions_.size(); ++k) sessions_[k]->adopt_measurements(first);
 }

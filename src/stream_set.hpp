@@ -10,6 +10,7 @@
 // stream's sections with the streams section. Not real-time (the engines' threads are).
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -28,10 +29,13 @@ class StreamSet {
 
   /// Every stream's source, null sink, backend and engine. Throws InputError (a source
   /// that cannot be opened) or RuntimeFailure (a backend that cannot be made).
-  void prepare();
-  /// The baseline and snapshot before, all streams until each ends (or `stop`), then the
-  /// baseline and snapshot after. [blocks]
-  void run(const std::atomic<bool>* stop);
+  /// `metrics`, when given, holds one set of live-metrics recorders per stream.
+  void prepare(const std::vector<RunStats::MetricRecorders>* metrics = nullptr);
+  /// The baseline and snapshot before, then `started` (when given: the streams are
+  /// prepared and measured, none runs yet), all streams until each ends (or `stop`), then
+  /// `joined` (every stream has ended) and the baseline and snapshot after. [blocks]
+  void run(const std::atomic<bool>* stop, const std::function<void()>& started = {},
+           const std::function<void()>& joined = {});
 
   /// The schedule offset of stream k from stream 0's: k x D / n staggered, else 0.
   std::int64_t offset_ns(int k) const;

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <cmath>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <filesystem>
 #include <chrono>
 #include <csignal>
@@ -496,6 +497,39 @@ TEST_CASE("metrics: a real Prometheus scrapes a synth run and agrees with its re
     const testutil::HttpReply r = testutil::http(prom_port, "GET", "/api/v1/query?query=" + testutil::url_encode(promql));
     CHECK(r.status == 200);
     CHECK(json::parse(r.body, nullptr, false).value("status", "") == "success");
+  }
+  CHECK(run.stop() == 0);
+}
+
+TEST_CASE("metrics: --streams 3 serves one labelled series per stream with each stream's counts") {
+  if (!metrics::server_available()) {
+    MESSAGE("skipped: this build has no metrics server (civetweb, Debian libcivetweb-dev, not found)");
+    return;
+  }
+  ServingRun run({"--streams", "3"});
+  const json report = run.wait_report();
+  const testutil::HttpReply r = testutil::http(run.port, "GET", "/metrics");
+  REQUIRE(r.status == 200);
+  const Parsed p = parse_exposition(r.body);
+  CHECK_MESSAGE(p.errors.empty(), (p.errors.empty() ? "" : p.errors.front()));
+  const json& per = report["streams"]["per_stream"];
+  REQUIRE(per.size() == 3);
+  for (int k = 0; k < 3; ++k) {
+    CAPTURE(k);
+    const std::string labels =
+        fmt::format(R"(stream="{}",chain="lp:8000:4",backend="cpu",mode="fused",chunk="256",rate="48000")", k);
+    CHECK(num(p, "chunkscope_chunks_total{" + labels + "}") == per[k]["counted"].get<double>());
+    CHECK(num(p, "chunkscope_deadline_misses_total{" + labels + "}") == per[k]["misses"].get<double>());
+    CHECK(num(p, "chunkscope_dropped_chunks_total{" + labels + "}") == per[k]["drops"].get<double>());
+    CHECK(num(p, "chunkscope_chunk_latency_seconds_count{" + labels + "}") == per[k]["latency"]["count"].get<double>());
+  }
+  CHECK(p.order.end() == std::find_if(p.order.begin(), p.order.end(),
+                                      [](const std::string& k) { return k.find("stream=\"3\"") != std::string::npos; }));
+  if (on_path("promtool")) {
+    std::ofstream(run.td.file("metrics.txt")) << r.body;
+    const std::string cmd = "promtool check metrics < '" + run.td.file("metrics.txt") + "' > '" +
+                            run.td.file("promtool.out") + "' 2>&1";
+    CHECK_MESSAGE(std::system(cmd.c_str()) == 0, testutil::slurp(run.td.file("promtool.out")));
   }
   CHECK(run.stop() == 0);
 }

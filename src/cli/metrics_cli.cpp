@@ -7,7 +7,7 @@
 
 namespace chunkscope::cli {
 
-std::unique_ptr<metrics::MetricsExporter> open_metrics(const StreamSession& session) {
+std::unique_ptr<metrics::MetricsExporter> open_metrics(const StreamSession& session, int streams) {
   const StreamOptions& opt = session.options();
   if (opt.metrics_listen.empty()) return nullptr;
   const StreamSetup& su = session.setup();
@@ -20,18 +20,32 @@ std::unique_ptr<metrics::MetricsExporter> open_metrics(const StreamSession& sess
   c.chunk_ns = su.chunk_ns;
   c.paced = !su.max_speed;
   c.queue_capacity = opt.queue_depth;
-  auto e = std::make_unique<metrics::MetricsExporter>(c);
+  auto e = std::make_unique<metrics::MetricsExporter>(c, streams);
   std::cerr << fmt::format("chunkscope: metrics at http://{}/metrics\n", e->address().text());
   return e;
 }
 
+namespace {
+std::optional<std::int64_t> wake_p99_of(const StreamSession& session) {
+  if (const auto& b = session.baseline_before(); b && ok(b->status) && b->wake.count() > 0)
+    return static_cast<std::int64_t>(b->wake.value_at_percentile(99));
+  return std::nullopt;
+}
+}  // namespace
+
 void start_metrics(metrics::MetricsExporter* exporter, const StreamSession& session, std::function<std::uint64_t()> xruns) {
   if (!exporter) return;
-  std::optional<std::int64_t> wake_p99;
-  if (const auto& b = session.baseline_before(); b && ok(b->status) && b->wake.count() > 0)
-    wake_p99 = static_cast<std::int64_t>(b->wake.value_at_percentile(99));
-  exporter->start(session.stats(), session.engine(), session.backend().name(),
-                  session.backend().mode(), wake_p99, std::move(xruns));
+  exporter->start(session.stats(), session.engine(), session.backend().name(), session.backend().mode(),
+                  wake_p99_of(session), std::move(xruns));
+}
+
+void start_metrics(metrics::MetricsExporter* exporter, const StreamSet& set) {
+  if (!exporter) return;
+  const auto wake = wake_p99_of(set.session(0));
+  for (int k = 0; k < set.size(); ++k)
+    exporter->attach(k, set.session(k).stats(), set.session(k).engine(), set.session(k).backend().name(),
+                     set.session(k).backend().mode(), wake);
+  exporter->start();
 }
 
 void finish_metrics(metrics::MetricsExporter* exporter, const StreamSession& session, const std::atomic<bool>* stop) {

@@ -23,13 +23,24 @@ int run_stream_set(const std::string& command, const StreamOptions& opt, const s
   cli::guard_outputs(stream_outputs(opt));
   const ReportPaths paths = resolve_report_paths(opt);
   StreamSet set(su, opt, paths, opt.streams);
-  set.prepare();
-  set.run(stop_flag);
+  // listens now: an address that cannot be served fails before anything streams
+  const auto exporter = cli::open_metrics(set.session(0), opt.streams);
+  std::vector<RunStats::MetricRecorders> recorders;
+  if (exporter)
+    for (int k = 0; k < opt.streams; ++k) recorders.push_back(exporter->recorders(k));
+  set.prepare(exporter ? &recorders : nullptr);
+  set.run(
+      stop_flag, [&] { cli::start_metrics(exporter.get(), set); },
+      [&] {
+        if (exporter) exporter->finish();  // every stream has joined: the final values
+      });
   const RunOutcome outcome = set.outcome();
   const RunReport report = set.report();
   const StreamSession& worst = set.worst();
   worst.write(report);
-  return worst.finish(report, outcome);
+  const int code = worst.finish(report, outcome);
+  cli::finish_metrics(exporter.get(), set.session(0), stop_flag);
+  return code;
 }
 
 }  // namespace

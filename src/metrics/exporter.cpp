@@ -1,20 +1,24 @@
 #include "src/metrics/exporter.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "rt/clock.hpp"
 
 namespace chunkscope::metrics {
 
-MetricsExporter::MetricsExporter(const ExporterConfig& cfg)
-    : cfg_(cfg),
-      interval_(latency_rec_.make_histogram()),
-      latency_total_(latency_rec_.make_histogram()),
-      period_total_(latency_rec_.make_histogram()) {
-  for (int i = 0; i < kStageCount; ++i) {
-    stage_rec_[static_cast<std::size_t>(i)] = std::make_unique<stats::IntervalRecorder>();
-    stage_total_[static_cast<std::size_t>(i)] = latency_rec_.make_histogram();
+MetricsExporter::MetricsExporter(const ExporterConfig& cfg, int streams) : cfg_(cfg) {
+  for (int k = 0; k < std::max(1, streams); ++k) {
+    auto s = std::make_unique<Stream>();
+    s->latency_total = s->latency_rec.make_histogram();
+    s->period_total = s->latency_rec.make_histogram();
+    for (int i = 0; i < kStageCount; ++i) {
+      s->stage_rec[static_cast<std::size_t>(i)] = std::make_unique<stats::IntervalRecorder>();
+      s->stage_total[static_cast<std::size_t>(i)] = s->latency_rec.make_histogram();
+    }
+    streams_.push_back(std::move(s));
   }
+  interval_ = streams_[0]->latency_rec.make_histogram();
   snap_.latency_bounds_ns = latency_bounds(cfg_.budget_ns);
   snap_.period_bounds_ns = period_bounds(cfg_.chunk_ns);
   sample(false);  // no stream yet: the families without samples
@@ -26,26 +30,38 @@ MetricsExporter::~MetricsExporter() {
   server_.reset();
 }
 
-RunStats::MetricRecorders MetricsExporter::recorders() {
+RunStats::MetricRecorders MetricsExporter::recorders(int k) {
+  Stream& s = *streams_.at(static_cast<std::size_t>(k));
   RunStats::MetricRecorders r;
-  r.latency = &latency_rec_;
-  r.period = &period_rec_;
-  for (int i = 0; i < kStageCount; ++i) r.stage[static_cast<std::size_t>(i)] = stage_rec_[static_cast<std::size_t>(i)].get();
+  r.latency = &s.latency_rec;
+  r.period = &s.period_rec;
+  for (int i = 0; i < kStageCount; ++i) r.stage[static_cast<std::size_t>(i)] = s.stage_rec[static_cast<std::size_t>(i)].get();
   return r;
+}
+
+void MetricsExporter::attach(int k, const RunStats& stats, const Engine& engine, std::string backend, std::string mode,
+                             std::optional<std::int64_t> baseline_wake_p99_ns, std::function<std::uint64_t()> xruns) {
+  if (started_) return;
+  Stream& s = *streams_.at(static_cast<std::size_t>(k));
+  s.backend = std::move(backend);
+  s.mode = std::move(mode);
+  s.stats = &stats;
+  s.engine = &engine;
+  s.xruns = std::move(xruns);
+  s.baseline_wake_p99_ns = baseline_wake_p99_ns;
+}
+
+void MetricsExporter::start() {
+  if (started_) return;
+  started_ = true;
+  sample(false);
+  sampler_ = std::thread([this] { loop(); });
 }
 
 void MetricsExporter::start(const RunStats& stats, const Engine& engine, std::string backend, std::string mode,
                             std::optional<std::int64_t> baseline_wake_p99_ns, std::function<std::uint64_t()> xruns) {
-  if (started_) return;
-  cfg_.backend = std::move(backend);
-  cfg_.mode = std::move(mode);
-  stats_ = &stats;
-  engine_ = &engine;
-  xruns_ = std::move(xruns);
-  baseline_wake_p99_ns_ = baseline_wake_p99_ns;
-  started_ = true;
-  sample(false);
-  sampler_ = std::thread([this] { loop(); });
+  attach(0, stats, engine, std::move(backend), std::move(mode), baseline_wake_p99_ns, std::move(xruns));
+  start();
 }
 
 void MetricsExporter::loop() {
@@ -72,62 +88,64 @@ void MetricsExporter::finish() {
   sample(true);
 }
 
-void MetricsExporter::sample(bool final) {
-  if (!stats_ || !engine_) {
-    std::lock_guard<std::mutex> lock(snap_mutex_);
-    snap_.streams.clear();
-    return;
-  }
+StreamMetrics MetricsExporter::sample_stream(Stream& s, int index, bool final) {
   StreamMetrics m;
+  m.stream = std::to_string(index);
   m.chain = cfg_.chain;
-  m.backend = cfg_.backend;
-  m.mode = cfg_.mode;
+  m.backend = s.backend;
+  m.mode = s.mode;
   m.chunk = cfg_.chunk;
   m.rate = cfg_.rate;
   m.budget_ns = cfg_.budget_ns;
   m.chunk_ns = cfg_.chunk_ns;
   m.paced = cfg_.paced;
   m.queue_capacity = cfg_.queue_capacity;
-  {
-    latency_rec_.sample_into(interval_);
-    if (interval_.count() > 0 && cfg_.paced) {
-      headroom_ns_ = cfg_.budget_ns - static_cast<std::int64_t>(interval_.value_at_percentile(95));
-      headroom_chunks_ = interval_.count();
-    }
-    latency_total_.add(interval_);
-    period_rec_.sample_into(interval_);
-    period_total_.add(interval_);
-    for (int i = 0; i < kStageCount; ++i) {
-      stage_rec_[static_cast<std::size_t>(i)]->sample_into(interval_);
-      stage_total_[static_cast<std::size_t>(i)].add(interval_);
-    }
-    if (final) {
-      // the run has joined: the statistics are complete and exact
-      m.chunks = stats_->chunks;
-      m.warmup_chunks = stats_->warmup_chunks;
-      m.misses = stats_->misses;
-      m.stalls = stats_->stalls;
-    } else {
-      m.chunks = stats_->live_counted.load(std::memory_order_relaxed);
-      m.misses = stats_->live_misses.load(std::memory_order_relaxed);
-      m.stalls = stats_->live_stalls.load(std::memory_order_relaxed);
-      m.warmup_chunks = stats_->live_warmup.load(std::memory_order_relaxed);
-    }
-    m.drops = engine_->live_drops();
-    m.underruns = engine_->live_underruns();
-    m.queue_depth = final ? 0 : engine_->live_queue_depth();
-    if (xruns_) m.xruns = xruns_();
-    m.running = !final;
+  s.latency_rec.sample_into(interval_);
+  if (interval_.count() > 0 && cfg_.paced) {
+    s.headroom_ns = cfg_.budget_ns - static_cast<std::int64_t>(interval_.value_at_percentile(95));
+    s.headroom_chunks = interval_.count();
   }
-  m.headroom_p95_ns = headroom_ns_;
-  m.interval_chunks = headroom_chunks_;
-  m.baseline_wake_p99_ns = baseline_wake_p99_ns_;
-  m.latency = bucketize(latency_total_, snap_.latency_bounds_ns);
-  m.period = bucketize(period_total_, snap_.period_bounds_ns);
+  s.latency_total.add(interval_);
+  s.period_rec.sample_into(interval_);
+  s.period_total.add(interval_);
+  for (int i = 0; i < kStageCount; ++i) {
+    s.stage_rec[static_cast<std::size_t>(i)]->sample_into(interval_);
+    s.stage_total[static_cast<std::size_t>(i)].add(interval_);
+  }
+  if (final) {
+    // the run has joined: the statistics are complete and exact
+    m.chunks = s.stats->chunks;
+    m.warmup_chunks = s.stats->warmup_chunks;
+    m.misses = s.stats->misses;
+    m.stalls = s.stats->stalls;
+  } else {
+    m.chunks = s.stats->live_counted.load(std::memory_order_relaxed);
+    m.misses = s.stats->live_misses.load(std::memory_order_relaxed);
+    m.stalls = s.stats->live_stalls.load(std::memory_order_relaxed);
+    m.warmup_chunks = s.stats->live_warmup.load(std::memory_order_relaxed);
+  }
+  m.drops = s.engine->live_drops();
+  m.underruns = s.engine->live_underruns();
+  m.queue_depth = final ? 0 : s.engine->live_queue_depth();
+  if (s.xruns) m.xruns = s.xruns();
+  m.running = !final;
+  m.headroom_p95_ns = s.headroom_ns;
+  m.interval_chunks = s.headroom_chunks;
+  m.baseline_wake_p99_ns = s.baseline_wake_p99_ns;
+  m.latency = bucketize(s.latency_total, snap_.latency_bounds_ns);
+  m.period = bucketize(s.period_total, snap_.period_bounds_ns);
   for (int i = 0; i < kStageCount; ++i)
-    m.stage[static_cast<std::size_t>(i)] = bucketize(stage_total_[static_cast<std::size_t>(i)], snap_.latency_bounds_ns);
+    m.stage[static_cast<std::size_t>(i)] = bucketize(s.stage_total[static_cast<std::size_t>(i)], snap_.latency_bounds_ns);
+  return m;
+}
+
+void MetricsExporter::sample(bool final) {
+  std::vector<StreamMetrics> out;
+  if (started_)
+    for (std::size_t k = 0; k < streams_.size(); ++k)
+      if (streams_[k]->stats && streams_[k]->engine) out.push_back(sample_stream(*streams_[k], static_cast<int>(k), final));
   std::lock_guard<std::mutex> lock(snap_mutex_);
-  snap_.streams.assign(1, std::move(m));
+  snap_.streams = std::move(out);
 }
 
 std::string MetricsExporter::scrape(Format f) const { return render(snapshot(), f); }

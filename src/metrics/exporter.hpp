@@ -1,5 +1,5 @@
 #pragma once
-// MetricsExporter: live metrics of one running stream for Prometheus (--metrics-listen).
+// MetricsExporter: live metrics of running streams for Prometheus (--metrics-listen).
 //
 // Design: the real-time threads do nothing for it beyond what the live view already asks:
 // RunStats::add (sink thread) records each counted chunk's latency, stage times and output
@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "rt/engine.hpp"
 #include "rt/run_stats.hpp"
@@ -43,24 +44,30 @@ struct ExporterConfig {
 
 class MetricsExporter {
  public:
-  /// Starts the HTTP server (the families without samples until start()). Throws RuntimeFailure
-  /// when the address cannot be listened on. [allocates, blocks]
-  explicit MetricsExporter(const ExporterConfig& cfg);
+  /// Starts the HTTP server (the families without samples until start()) for `streams`
+  /// streams (labelled stream="0", "1", ...). Throws RuntimeFailure when the address cannot
+  /// be listened on. [allocates, blocks]
+  explicit MetricsExporter(const ExporterConfig& cfg, int streams = 1);
   /// Stops sampling (finish()) and the server.
   ~MetricsExporter();
   MetricsExporter(const MetricsExporter&) = delete;
   MetricsExporter& operator=(const MetricsExporter&) = delete;
 
-  /// The recorders RunStats::enable_metrics feeds; call before the run.
-  RunStats::MetricRecorders recorders();
-  /// Starts the sampler thread over `stats` and `engine` (and `xruns`, a device's counter,
-  /// when given), which must outlive finish(); from now on the stream's samples are served,
-  /// labelled with `backend` and `mode` (the prepared backend's). `baseline_wake_p99_ns`:
-  /// the platform baseline measured before the run, when there is one.
+  /// The recorders stream k's RunStats::enable_metrics feeds; call before the run.
+  RunStats::MetricRecorders recorders(int k = 0);
+  /// Stream k's statistics and engine (and `xruns`, a device's counter, when given), which
+  /// must outlive finish(), labelled with `backend` and `mode` (the prepared backend's).
+  /// `baseline_wake_p99_ns`: the platform baseline measured before the run, when there is
+  /// one. Call for every stream, then start().
+  void attach(int k, const RunStats& stats, const Engine& engine, std::string backend, std::string mode,
+              std::optional<std::int64_t> baseline_wake_p99_ns, std::function<std::uint64_t()> xruns = {});
+  /// Starts the sampler thread: from now on the attached streams' samples are served.
+  void start();
+  /// One stream: attach(0, ...) and start().
   void start(const RunStats& stats, const Engine& engine, std::string backend, std::string mode,
              std::optional<std::int64_t> baseline_wake_p99_ns, std::function<std::uint64_t()> xruns = {});
   /// After the run has joined: stops the sampler, takes the final sample (its counts are
-  /// the run's) and marks the stream as ended. Idempotent; no-op when never started.
+  /// the run's) and marks the streams as ended. Idempotent; no-op when never started.
   void finish();
   /// Keeps serving for `ns` or until `*stop` becomes true. [blocks]
   void hold(std::int64_t ns, const std::atomic<bool>* stop) const;
@@ -73,21 +80,27 @@ class MetricsExporter {
   std::uint64_t requests() const { return server_->requests(); }
 
  private:
+  // one stream's recorders, the totals the sampler keeps, and what it reads
+  struct Stream {
+    stats::IntervalRecorder latency_rec, period_rec;
+    std::array<std::unique_ptr<stats::IntervalRecorder>, kStageCount> stage_rec;
+    stats::LogHistogram latency_total, period_total;
+    std::array<stats::LogHistogram, kStageCount> stage_total;
+    std::optional<std::int64_t> headroom_ns;
+    std::uint64_t headroom_chunks = 0;
+    const RunStats* stats = nullptr;
+    const Engine* engine = nullptr;
+    std::string backend, mode;
+    std::function<std::uint64_t()> xruns;
+    std::optional<std::int64_t> baseline_wake_p99_ns;
+  };
   void sample(bool final);
+  StreamMetrics sample_stream(Stream& s, int index, bool final);
   void loop();
 
   ExporterConfig cfg_;
-  stats::IntervalRecorder latency_rec_, period_rec_;
-  std::array<std::unique_ptr<stats::IntervalRecorder>, kStageCount> stage_rec_;
-  stats::LogHistogram interval_, latency_total_, period_total_;
-  std::array<stats::LogHistogram, kStageCount> stage_total_;
-  std::optional<std::int64_t> headroom_ns_;
-  std::uint64_t headroom_chunks_ = 0;
-
-  const RunStats* stats_ = nullptr;
-  const Engine* engine_ = nullptr;
-  std::function<std::uint64_t()> xruns_;
-  std::optional<std::int64_t> baseline_wake_p99_ns_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  stats::LogHistogram interval_;
 
   mutable std::mutex snap_mutex_;
   MetricsSnapshot snap_;
