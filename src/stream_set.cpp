@@ -24,6 +24,12 @@ StreamSet::StreamSet(const StreamSetup& setup, const StreamOptions& opt, const R
   for (int k = 0; k < n; ++k) sessions_.push_back(std::make_unique<StreamSession>(setup, opt, paths));
 }
 
+std::int64_t stream_offset_ns(const StreamSetup& setup, const StreamOptions& opt, int k) {
+  if (!opt.stagger || opt.streams < 1) return 0;
+  return static_cast<std::int64_t>(std::llround(static_cast<long double>(setup.chunk_ns) * k /
+                                                static_cast<long double>(opt.streams)));
+}
+
 std::int64_t StreamSet::offset_ns(int k) const {
   if (!opt_.stagger || sessions_.empty()) return 0;
   return static_cast<std::int64_t>(std::llround(static_cast<long double>(chunk_ns_) * k /

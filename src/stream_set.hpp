@@ -19,6 +19,10 @@
 
 namespace chunkscope {
 
+/// The schedule offset of stream k of opt.streams from stream 0's: k x D / N with
+/// --stagger on, else 0.
+std::int64_t stream_offset_ns(const StreamSetup& setup, const StreamOptions& opt, int k);
+
 class StreamSet {
  public:
   /// `n` streams (1..kMaxStreams) of `setup` under `opt` (opt.stagger says how they are

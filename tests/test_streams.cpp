@@ -289,3 +289,41 @@ TEST_CASE("streams: SIGINT stops every stream; the report is interrupted and nam
   CHECK(j.at("reason").get<std::string>().find(fmt::format("stream {}: stopped by a signal", worst)) == 0);
   for (const auto& e : j.at("streams").at("per_stream")) CHECK(e.at("state") == "interrupted");
 }
+
+TEST_CASE("streams: compare --streams 2 runs every variant's streams at once; rounds and verdicts cover all of them") {
+  testutil::TempDir dir;
+  const std::string json = dir.file("c.json");
+  const auto res = testutil::run_cli({"compare", "--synth", "noise", "--duration", "0.5s", "--chunk", "480", "--chain",
+                                      "lp:8000:2", "--variants", "cpu:fused,cpu:unfused", "--rounds", "2", "--streams", "2",
+                                      "--warmup", "5", "--quiet", "--json", json});
+  REQUIRE_MESSAGE(res.rc <= 1, res.err);
+  const auto j = testutil::load_json(json);
+  REQUIRE(j.at("variants").size() == 2);
+  for (std::size_t v = 0; v < 2; ++v) {
+    const auto& rep = j.at("variants").at(v).at("report");
+    const auto& st = rep.at("streams");
+    CHECK(st.at("count") == 2);
+    // 0.5 s at 48 kHz in 480-frame chunks: 50 chunks a round, 5 of them warm-up, two rounds
+    std::uint64_t counted = 0, drops = 0, misses = 0;
+    for (const auto& e : st.at("per_stream")) {
+      CHECK(e.at("counted").get<std::uint64_t>() + e.at("drops").get<std::uint64_t>() == 2 * 45);
+      counted += e.at("counted").get<std::uint64_t>();
+      drops += e.at("drops").get<std::uint64_t>();
+      misses += e.at("misses").get<std::uint64_t>();
+    }
+    // each round pools both streams' chunks of that round
+    const auto& rounds = j.at("per_round").at(v).at("rounds");
+    REQUIRE(rounds.size() == 2);
+    std::uint64_t round_counted = 0, round_misses = 0;
+    for (const auto& r : rounds) {
+      round_counted += r.at("counted").get<std::uint64_t>();
+      round_misses += r.at("misses").get<std::uint64_t>();
+    }
+    CHECK(round_counted == counted);
+    CHECK(round_misses == misses);
+    // the summary's misses and drops are every stream's
+    const auto& sum = j.at("summary").at(v);
+    CHECK(sum.at("misses").get<std::uint64_t>() == misses);
+    CHECK(sum.at("drops").get<std::uint64_t>() == drops);
+  }
+}

@@ -18,6 +18,10 @@
 #include "src/report/terminal.hpp"
 #include "rt/run_stats.hpp"
 #include "src/io/file_stream.hpp"
+#include "src/report/streams.hpp"
+#include "src/stream_set.hpp"
+#include "rt/clock.hpp"
+#include <thread>
 
 namespace chunkscope {
 
@@ -244,18 +248,24 @@ const char* verdict_events_of() { return "stall events"; }
 
 namespace {
 
+// One stream of a variant (--streams N gives each variant N of them): its own backend and
+// filter state, and its statistics pooled over the rounds.
+struct Lane {
+  std::unique_ptr<Backend> backend;
+  RunStats stats;
+  EngineResult merged;
+  std::int64_t wall_ns = 0;
+};
+
 struct Variant {
   VariantSpec spec;
   bool available = false;
   std::string reason;
   Plan plan;
-  std::unique_ptr<Backend> backend;
-  RunStats stats;
-  EngineResult merged;
-  std::int64_t wall_ns = 0;
+  std::vector<std::unique_ptr<Lane>> lanes;  // one per stream
   bool failed = false;
   std::string failure;
-  std::vector<CompareRound> rounds;  // each round's own figures
+  std::vector<CompareRound> rounds;  // each round's own figures (all streams' chunks pooled)
 };
 
 // The values recorded into `after` since it looked like `before` (same layout, `after`
@@ -281,18 +291,33 @@ struct RoundMark {
         misses(st.misses) {}
 };
 
-CompareRound round_figures(const RunStats& st, const RoundMark& before, const EngineResult& er) {
+// The figures of one round over every stream of a variant: their chunks pooled.
+CompareRound round_figures(const std::vector<std::unique_ptr<Lane>>& lanes, const std::vector<RoundMark>& before,
+                           const std::vector<EngineResult>& results) {
   CompareRound r;
-  r.counted = st.chunks - before.chunks;
-  r.misses = st.misses - before.misses;
-  r.drops = er.drops;
+  stats::LogHistogram lat, proc;
+  for (std::size_t k = 0; k < lanes.size(); ++k) {
+    const RunStats& st = lanes[k]->stats;
+    r.counted += st.chunks - before[k].chunks;
+    r.misses += st.misses - before[k].misses;
+    r.drops += results[k].drops;
+    const auto l = since(st.latency, before[k].latency);
+    const auto p = since(st.stage[static_cast<std::size_t>(Stage::process)], before[k].process);
+    if (k == 0) {
+      lat = l;
+      proc = p;
+    } else {
+      lat.add(l);
+      proc.add(p);
+    }
+  }
   const auto pcts = [](const stats::LogHistogram& h, std::optional<std::int64_t>& p50, std::optional<std::int64_t>& p95) {
     if (h.empty()) return;
     p50 = static_cast<std::int64_t>(h.value_at_percentile(50));
     p95 = static_cast<std::int64_t>(h.value_at_percentile(95));
   };
-  pcts(since(st.latency, before.latency), r.latency_p50_ns, r.latency_p95_ns);
-  pcts(since(st.stage[static_cast<std::size_t>(Stage::process)], before.process), r.process_p50_ns, r.process_p95_ns);
+  pcts(lat, r.latency_p50_ns, r.latency_p95_ns);
+  pcts(proc, r.process_p50_ns, r.process_p95_ns);
   return r;
 }
 
@@ -355,9 +380,9 @@ CompareSummary summarize_variant(const std::string& name, const RunReport& rep, 
   for (Part p : {Part::h2d, Part::kernel, Part::d2h})
     if (rep.part(p)) gpu += rep.part(p)->p50;
   if (gpu > 0) s.gpu_p50_ns = gpu;
-  s.misses = rep.counts.misses;
-  s.drops = rep.counts.drops;
-  s.verdict_events = verdict_events(rep);
+  s.misses = rep.streams ? rep.streams->misses : rep.counts.misses;
+  s.drops = rep.streams ? rep.streams->drops : rep.counts.drops;
+  s.verdict_events = rep.streams ? rep.streams->stalls : verdict_events(rep);
   s.verdict_events_of = verdict_events_of();
   s.owner = rep.verdict.owner;
   // the run's own verdict, with the events above counted instead of the raw misses
@@ -393,13 +418,26 @@ CompareReport build_compare(std::vector<Variant>& vars, const StreamSetup& su, c
       outcome.reason = v.failure;
     } else if (interrupted) {
       outcome.state = RunState::interrupted;
-      outcome.reason = interrupted_reason(v.merged.not_processed);
+      std::uint64_t not_processed = 0;
+      for (const auto& lane : v.lanes) not_processed += lane->merged.not_processed;
+      outcome.reason = interrupted_reason(not_processed);
     }
-    Workload w = make_workload(su, opt, *v.backend, *described_source, described_sink);
-    w.command = "compare";
-    w.variant = v.spec.name;
-    w.rounds = rounds_done;
-    e.report = build_run_report(w, v.plan, env, v.stats, v.merged, outcome);
+    std::vector<RunReport> lane_reports;
+    for (auto& lane : v.lanes) {
+      Workload w = make_workload(su, opt, *lane->backend, *described_source, described_sink);
+      w.command = "compare";
+      w.variant = v.spec.name;
+      w.rounds = rounds_done;
+      lane_reports.push_back(build_run_report(w, v.plan, env, lane->stats, lane->merged, outcome));
+    }
+    if (lane_reports.size() == 1) {
+      e.report = std::move(lane_reports.front());
+    } else {
+      std::vector<StreamRun> runs;
+      for (std::size_t k = 0; k < lane_reports.size(); ++k)
+        runs.push_back({&lane_reports[k], &v.lanes[k]->stats, stream_offset_ns(su, opt, static_cast<int>(k))});
+      e.report = combine_streams(runs, opt.stagger, stream_offset_ns(su, opt, 1));
+    }
     out.variants.push_back(std::move(e));
   }
   const CompareVariant* base = nullptr;
@@ -475,11 +513,16 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
     ch.cuda.recapture_on_shape_change = opt.backend.cuda.recapture_on_shape_change;
     v.spec.choice = ch;
     try {
-      v.backend = make_backend(ch, v.plan, spec);
+      for (int lane_index = 0; lane_index < opt.streams; ++lane_index) {
+        auto lane = std::make_unique<Lane>();
+        lane->backend = make_backend(ch, v.plan, spec);
+        lane->stats.prepare(sc);
+        v.lanes.push_back(std::move(lane));
+      }
       v.available = true;
       ++available;
-      v.stats.prepare(sc);
     } catch (const RuntimeFailure& e) {
+      v.lanes.clear();
       v.reason = e.what();
     }
   }
@@ -498,32 +541,58 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
     for (std::size_t k = 0; k < vars.size() && !interrupted; ++k) {
       auto& v = vars[(k + static_cast<std::size_t>(round)) % vars.size()];
       if (!v.available || v.failed) continue;
-      auto source = open_source(su, opt);
-      NullSink sink;
-      v.backend->reset();
-      v.stats.begin_segment();
-      Engine engine;
-      if (!ok(engine.prepare(ec, *v.backend, *source, sink, v.stats)))
-        throw RuntimeFailure("engine: prepare failed (invalid configuration)");
-      engine.watch_stop_flag(stop_flag);
-      const RoundMark mark(v.stats);
-      const EngineResult er = engine.run();
-      merge_result(v.merged, er, v.wall_ns == 0);
-      v.wall_ns += er.end_ns - er.start_ns;
-      if (er.status == Status::interrupted) interrupted = true;
-      if (!ok(er.source_status) && er.source_status != Status::end_of_stream && er.status != Status::interrupted) {
-        v.failed = true;
-        v.failure = fmt::format("source failed in round {}: {}", round + 1, describe(er.source_status));
-      } else if (!ok(er.process_status)) {
-        v.failed = true;
-        const std::string extra = v.backend->last_error();
-        v.failure = fmt::format("processing failed in round {}: {}{}", round + 1, describe(er.process_status),
-                                extra.empty() ? "" : " (" + extra + ")");
+      // every stream of the variant at once, on one start (offset by --stagger)
+      const std::size_t n = v.lanes.size();
+      std::vector<std::unique_ptr<ChunkSource>> sources;
+      std::vector<NullSink> sinks(n);
+      std::vector<std::unique_ptr<Engine>> engines;
+      std::vector<RoundMark> marks;
+      for (std::size_t i = 0; i < n; ++i) {
+        Lane& lane = *v.lanes[i];
+        sources.push_back(open_source(su, opt));
+        lane.backend->reset();
+        lane.stats.begin_segment();
+        engines.push_back(std::make_unique<Engine>());
+        if (!ok(engines.back()->prepare(ec, *lane.backend, *sources.back(), sinks[i], lane.stats)))
+          throw RuntimeFailure("engine: prepare failed (invalid configuration)");
+        engines.back()->watch_stop_flag(stop_flag);
+        marks.emplace_back(lane.stats);
       }
-      CompareRound rd = round_figures(v.stats, mark, er);
+      std::vector<EngineResult> results(n);
+      if (n == 1) {
+        results[0] = engines[0]->run();
+      } else {
+        const std::int64_t t0 = now_ns() + 20'000'000 + 1'000'000 * static_cast<std::int64_t>(n);
+        if (!su.max_speed)
+          for (std::size_t i = 0; i < n; ++i) engines[i]->schedule_start(t0 + stream_offset_ns(su, opt, static_cast<int>(i)));
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < n; ++i) threads.emplace_back([&, i] { results[i] = engines[i]->run(); });
+        for (auto& t : threads) t.join();
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        const EngineResult& er = results[i];
+        Lane& lane = *v.lanes[i];
+        merge_result(lane.merged, er, lane.wall_ns == 0);
+        lane.wall_ns += er.end_ns - er.start_ns;
+        if (er.status == Status::interrupted) interrupted = true;
+        if (v.failed) continue;
+        const std::string who = n > 1 ? fmt::format(" (stream {})", i) : std::string();
+        if (!ok(er.source_status) && er.source_status != Status::end_of_stream && er.status != Status::interrupted) {
+          v.failed = true;
+          v.failure = fmt::format("source failed in round {}{}: {}", round + 1, who, describe(er.source_status));
+        } else if (!ok(er.process_status)) {
+          v.failed = true;
+          const std::string extra = lane.backend->last_error();
+          v.failure = fmt::format("processing failed in round {}{}: {}{}", round + 1, who, describe(er.process_status),
+                                  extra.empty() ? "" : " (" + extra + ")");
+        }
+      }
+      CompareRound rd = round_figures(v.lanes, marks, results);
       rd.round = round + 1;
       rd.position = ++position;
-      rd.complete = er.status != Status::interrupted && !v.failed;
+      bool stopped = false;
+      for (const auto& er : results) stopped = stopped || er.status == Status::interrupted;
+      rd.complete = !stopped && !v.failed;
       v.rounds.push_back(rd);
     }
     if (!interrupted) ++rounds_done;

@@ -17,7 +17,7 @@ Command add_compare_command(CLI::App& app) {
       "compare", "Run the same input through several backend variants, interleaved in rounds, side by side");
   add_text(c, "input", o->input, "Input audio file (or --synth)");
   // the variants choose backend, mode and fusion; the comparison is the one report file
-  add_stream_options(c, o->stream, kDtype | kSpeed | kCudaTuning);
+  add_stream_options(c, o->stream, kDtype | kSpeed | kCudaTuning | kStreams);
   add_text(c, "--variants", o->variants,
            "Comma-separated: cpu, cpu:fused, cpu:unfused, cuda:eager, cuda:graph, cuda:eager:unfused, "
            "cuda:graph:unfused");

@@ -409,6 +409,15 @@ void print_compare(std::ostream& os, const CompareReport& r) {
                    !w.speed ? std::string("max (no schedule)") : fmt::format("{}x", fmt_speed(*w.speed)), w.warmup_chunks,
                    r.baseline.empty() ? "?" : r.baseline));
   if (r.environment.gpu) line(fmt::format("gpu        {} ({})", r.environment.gpu->name, r.environment.gpu->driver));
+  for (const auto& v : r.variants)
+    if (v.report && v.report->streams) {
+      const StreamsSection& ss = *v.report->streams;
+      line(fmt::format("streams    {} independent streams per variant at once, {}; stages and percentiles are each variant's "
+                       "worst stream's, misses, drops, verdicts and the rounds cover all its streams",
+                       ss.count,
+                       ss.staggered ? fmt::format("staggered by {}", fmt_time(double(ss.offset_step_ns))) : "aligned"));
+      break;
+    }
   if (r.state != RunState::complete)
     line("RUN INTERRUPTED: figures cover the rounds completed and the variants that ran in the interrupted one");
   for (const auto& v : r.variants)
