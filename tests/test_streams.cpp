@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "rt/run_stats.hpp"
+#include "src/render/html.hpp"
 #include "src/report/build.hpp"
 #include "src/report/schema.hpp"
 #include "src/report/streams.hpp"
@@ -153,6 +154,12 @@ TEST_CASE("streams: the worst stream, the stream to blame and the pooled figures
   std::ostringstream os;
   print_report(os, r);
   CHECK(os.str().find("blame      stream 2: the most stall events (3) of the 3 streams") != std::string::npos);
+
+  // the page shows every stream and the pooled row
+  const std::string html = render_html(r);
+  CHECK(html.find("<h2>Streams</h2>") != std::string::npos);
+  CHECK(html.find("Stream 2 has the most stall events") != std::string::npos);
+  CHECK(html.find("<b>pooled</b>") != std::string::npos);
 
   // the section survives the JSON report
   const RunReport back = run_report_from_json(to_json(r));
