@@ -103,9 +103,9 @@ TEST_CASE("sweep: the frontier is the smallest safe chunk per stream count and t
 TEST_CASE("sweep: the planned time is each cell's audio at its speed, two baselines and the start") {
   const double one = sweep_planned_seconds({1}, 2.0, 1.0, 0.2);
   const double four = sweep_planned_seconds({4}, 2.0, 1.0, 0.2);
-  CHECK(one == doctest::Approx(2.0 + 0.4 + 0.05 + 0.005));
-  CHECK(four - one == doctest::Approx(3 * 0.005));
-  CHECK(sweep_planned_seconds({1, 2}, 2.0, 2.0, 0.0) == doctest::Approx(1.0 + 0.05 + 0.005 + 1.0 + 0.05 + 0.01));
+  CHECK(one == doctest::Approx(2.0 + 0.4 + 0.1 + 0.01));
+  CHECK(four - one == doctest::Approx(3 * 0.01));
+  CHECK(sweep_planned_seconds({1, 2}, 2.0, 2.0, 0.0) == doctest::Approx(1.0 + 0.1 + 0.01 + 1.0 + 0.1 + 0.02));
 }
 
 TEST_CASE("sweep: a real grid; a row stops at its first cell that is not safe; every done cell counts every chunk") {

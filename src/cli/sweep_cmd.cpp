@@ -28,7 +28,7 @@ namespace {
 
 // what a sweep adds to the start of each cell beyond its audio and baseline: the streams'
 // common start, and the threads and statistics of each stream
-constexpr double kCellStartSeconds = 0.05, kStreamStartSeconds = 0.005;
+constexpr double kCellStartSeconds = 0.1, kStreamStartSeconds = 0.01;
 
 std::vector<int> sorted_unique(std::vector<int> v, const char* flag) {
   if (v.empty()) throw InputError(fmt::format("{}: give at least one value", flag));

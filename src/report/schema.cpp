@@ -1,4 +1,5 @@
 #include "src/report/schema.hpp"
+#include "src/report/sweep.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -1629,7 +1630,7 @@ SavedReport load_saved_report(const std::string& path) {
     const std::string schema = schema_of(n);
     if (schema == kReportSchema) return read_run(n);
     if (schema == kCompareSchema) return compare_report_from_json(j);
-    if (schema == "chunkscope.sweep/1")
+    if (schema == kSweepSchema)
       throw InputError("a sweep (chunkscope.sweep/1), not a run or compare report: `chunkscope sweep --html` writes its page");
     throw InputError(fmt::format("JSON but not a chunkscope report (schema '{}'; expected {} or {})", schema,
                                  kReportSchema, kCompareSchema));
@@ -1673,6 +1674,89 @@ RunReport load_run_report(const std::string& spec) {
   throw InputError(fmt::format("report '{}': a compare report; pick a variant as {}#VARIANT: it holds one run report per "
                                "variant under variants[i].report (variants: {})",
                                spec, spec, names.empty() ? "none ran" : names));
+}
+
+// ---------------------------------------------------------------- chunkscope.sweep/1
+
+namespace {
+
+json sweep_opt(const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); }
+json sweep_opt(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+json sweep_opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json sweep_opt(const std::optional<bool>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+json to_json(const SweepReport& r) {
+  json j;
+  j["schema"] = kSweepSchema;
+  j["state"] = run_state_name(r.state);
+  if (!r.reason.empty()) j["reason"] = r.reason;
+  j["workload"] = {{"command", r.command},
+                   {"source", r.source},
+                   {"chain", r.chain},
+                   {"rate", r.rate},
+                   {"channels", r.channels},
+                   {"dtype", dtype_name(r.dtype)},
+                   {"margin", r.margin_text},
+                   {"cell_media_seconds", r.cell_media_seconds},
+                   {"baseline_ns", r.baseline_ns},
+                   {"stagger", r.staggered},
+                   {"run_mode",
+                    {{"wait", r.run_mode.wait},
+                     {"rt", r.run_mode.rt},
+                     {"rt_priority", r.run_mode.rt_priority},
+                     {"cpus", r.run_mode.cpus},
+                     {"inline", r.run_mode.inline_process}}}};
+  j["environment"] = to_json(r.environment);
+  j["grid"] = {{"chunks", r.chunks}, {"streams", r.streams}, {"variants", r.variants}};
+  j["planned_seconds"] = r.planned_seconds;
+  j["wall_seconds"] = r.wall_seconds;
+  j["rule"] = r.rule;
+  const int cpus = r.environment.host.logical_cpus;
+  json cells = json::array();
+  for (const auto& c : r.cells) {
+    json owners = json::object();
+    for (int i = 0; i < kOwnerCount; ++i) owners[owner_key(static_cast<Owner>(i))] = c.stall_owner[static_cast<std::size_t>(i)];
+    json e = {{"variant", c.variant},
+              {"chunk", c.chunk},
+              {"streams", c.streams},
+              {"state", sweep_state_name(c.state)},
+              {"safe", sweep_opt(c.safe)}};
+    if (!c.reason.empty()) e["reason"] = c.reason;
+    if (c.state == SweepCell::State::done || c.state == SweepCell::State::interrupted ||
+        c.state == SweepCell::State::incomplete) {
+      e["chunk_ns"] = c.chunk_ns;
+      e["budget_ns"] = c.budget_ns;
+      e["headroom_p95_ns"] = sweep_opt(c.headroom_p95_ns);
+      e["pooled_headroom_p95_ns"] = sweep_opt(c.pooled_headroom_p95_ns);
+      e["latency"] = to_json(c.latency);
+      e["process"] = to_json(c.process);
+      e["counted"] = c.counted;
+      e["misses"] = c.misses;
+      e["stall_events"] = c.stalls;
+      e["stall_owner"] = owners;
+      e["drops"] = c.drops;
+      e["worst"] = c.worst;
+      e["blame"] = sweep_opt(c.blame);
+      e["busy_share"] = sweep_opt(c.busy_share);
+      e["engine_cpu_ns"] = c.engine_cpu_ns;
+      e["cpu_share"] = sweep_opt(c.cpu_share(cpus));
+      e["wall_seconds"] = c.wall_s;
+      e["baseline_wake_p99_ns"] = sweep_opt(c.wake_p99_ns);
+    }
+    cells.push_back(std::move(e));
+  }
+  j["cells"] = std::move(cells);
+  json fr = json::array();
+  for (const auto& f : r.frontier) {
+    json a = json::array(), b = json::array();
+    for (const auto& [n, c] : f.smallest_safe_chunk) a.push_back({{"streams", n}, {"chunk", sweep_opt(c)}});
+    for (const auto& [c, n] : f.largest_safe_streams) b.push_back({{"chunk", c}, {"streams", sweep_opt(n)}});
+    fr.push_back({{"variant", f.variant}, {"smallest_safe_chunk", a}, {"largest_safe_streams", b}});
+  }
+  j["frontier"] = std::move(fr);
+  return j;
 }
 
 }  // namespace chunkscope

@@ -5,11 +5,8 @@
 #include <algorithm>
 
 #include "src/report/format.hpp"
-#include "src/report/schema.hpp"
 
 namespace chunkscope {
-
-using nlohmann::json;
 
 const char* sweep_state_name(SweepCell::State s) noexcept {
   switch (s) {
@@ -97,87 +94,6 @@ void fill_sweep_cell(SweepCell& cell, const RunReport& combined, const std::vect
     cell.wake_p99_ns = combined.platform->wake_p99();
   }
   cell.safe = cell.state == SweepCell::State::done ? std::optional<bool>(sweep_cell_safe(s)) : std::nullopt;
-}
-
-namespace {
-
-json opt_json(const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); }
-json opt_json(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
-json opt_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-json opt_json(const std::optional<bool>& v) { return v ? json(*v) : json(nullptr); }
-
-}  // namespace
-
-json to_json(const SweepReport& r) {
-  json j;
-  j["schema"] = kSweepSchema;
-  j["state"] = run_state_name(r.state);
-  if (!r.reason.empty()) j["reason"] = r.reason;
-  j["workload"] = {{"command", r.command},
-                   {"source", r.source},
-                   {"chain", r.chain},
-                   {"rate", r.rate},
-                   {"channels", r.channels},
-                   {"dtype", dtype_name(r.dtype)},
-                   {"margin", r.margin_text},
-                   {"cell_media_seconds", r.cell_media_seconds},
-                   {"baseline_ns", r.baseline_ns},
-                   {"stagger", r.staggered},
-                   {"run_mode",
-                    {{"wait", r.run_mode.wait},
-                     {"rt", r.run_mode.rt},
-                     {"rt_priority", r.run_mode.rt_priority},
-                     {"cpus", r.run_mode.cpus},
-                     {"inline", r.run_mode.inline_process}}}};
-  j["environment"] = to_json(r.environment);
-  j["grid"] = {{"chunks", r.chunks}, {"streams", r.streams}, {"variants", r.variants}};
-  j["planned_seconds"] = r.planned_seconds;
-  j["wall_seconds"] = r.wall_seconds;
-  j["rule"] = r.rule;
-  const int cpus = r.environment.host.logical_cpus;
-  json cells = json::array();
-  for (const auto& c : r.cells) {
-    json owners = json::object();
-    for (int i = 0; i < kOwnerCount; ++i) owners[owner_key(static_cast<Owner>(i))] = c.stall_owner[static_cast<std::size_t>(i)];
-    json e = {{"variant", c.variant},
-              {"chunk", c.chunk},
-              {"streams", c.streams},
-              {"state", sweep_state_name(c.state)},
-              {"safe", opt_json(c.safe)}};
-    if (!c.reason.empty()) e["reason"] = c.reason;
-    if (c.state == SweepCell::State::done || c.state == SweepCell::State::interrupted ||
-        c.state == SweepCell::State::incomplete) {
-      e["chunk_ns"] = c.chunk_ns;
-      e["budget_ns"] = c.budget_ns;
-      e["headroom_p95_ns"] = opt_json(c.headroom_p95_ns);
-      e["pooled_headroom_p95_ns"] = opt_json(c.pooled_headroom_p95_ns);
-      e["latency"] = to_json(c.latency);
-      e["process"] = to_json(c.process);
-      e["counted"] = c.counted;
-      e["misses"] = c.misses;
-      e["stall_events"] = c.stalls;
-      e["stall_owner"] = owners;
-      e["drops"] = c.drops;
-      e["worst"] = c.worst;
-      e["blame"] = opt_json(c.blame);
-      e["busy_share"] = opt_json(c.busy_share);
-      e["engine_cpu_ns"] = c.engine_cpu_ns;
-      e["cpu_share"] = opt_json(c.cpu_share(cpus));
-      e["wall_seconds"] = c.wall_s;
-      e["baseline_wake_p99_ns"] = opt_json(c.wake_p99_ns);
-    }
-    cells.push_back(std::move(e));
-  }
-  j["cells"] = std::move(cells);
-  json fr = json::array();
-  for (const auto& f : r.frontier) {
-    json a = json::array(), b = json::array();
-    for (const auto& [n, c] : f.smallest_safe_chunk) a.push_back({{"streams", n}, {"chunk", opt_json(c)}});
-    for (const auto& [c, n] : f.largest_safe_streams) b.push_back({{"chunk", c}, {"streams", opt_json(n)}});
-    fr.push_back({{"variant", f.variant}, {"smallest_safe_chunk", a}, {"largest_safe_streams", b}});
-  }
-  j["frontier"] = std::move(fr);
-  return j;
 }
 
 std::vector<std::string> frontier_sentences(const SweepReport& r, const SweepFrontier& f) {

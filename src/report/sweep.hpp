@@ -93,6 +93,7 @@ std::vector<SweepFrontier> sweep_frontier(const SweepReport& r);
 /// The cell's figures from a finished run of its streams.
 void fill_sweep_cell(SweepCell& cell, const RunReport& combined, const std::vector<RunReport>& per_stream);
 
+/// The chunkscope.sweep/1 document (written by src/report/schema.cpp, with the other schemas).
 nlohmann::json to_json(const SweepReport& r);
 /// The grid per variant (headroom and safe or not per cell), the frontier in sentences.
 void print_sweep(std::ostream& os, const SweepReport& r);
