@@ -7,44 +7,17 @@
 #include "rt/run_stats.hpp"
 #include "src/report/build.hpp"
 #include "src/report/terminal.hpp"
+#include "tests/stats_fixture.hpp"
 
 using namespace chunkscope;
 
 namespace {
 
-constexpr std::int64_t kD = 5'333'333;   // 256 frames at 48 kHz
-constexpr std::int64_t kB = kD - kD / 5;  // margin 20 %
-constexpr std::int64_t kT0 = 1'000'000'000;
-
-RunStatsConfig config() {
-  RunStatsConfig sc;
-  sc.chunk_ns = kD;
-  sc.budget_ns = kB;
-  sc.dry_after_ns = kD;
-  sc.warmup = 0;
-  sc.media_ns_per_frame = 1e9 / 48000;
-  sc.series_capacity = 4096;
-  return sc;
-}
-
-// A chunk on time: the source wakes 30 us late, reads for 10 us, the processor wakes after
-// 8 us, processes `proc` ns on the CPU, the sink writes for 2 us.
-ChunkRecord on_time(std::uint64_t k, std::int64_t proc = 5'000) {
-  ChunkRecord r{};
-  r.seq = k;
-  r.frames = 256;
-  r.media_frame = static_cast<std::int64_t>(k) * 256;
-  r.sched = kT0 + static_cast<std::int64_t>(k) * kD;
-  r.woke = r.sched + 30'000;
-  r.ready = r.woke + 10'000;
-  r.dequeue = r.ready + 8'000;
-  r.proc_start = r.dequeue;
-  r.proc_end = r.proc_start + proc;
-  r.proc_cpu_ns = static_cast<std::uint32_t>(proc);
-  r.sink_start = r.proc_end + 6'000;
-  r.emit = r.sink_start + 2'000;
-  return r;
-}
+using stats_fixture::config;
+using stats_fixture::kB;
+using stats_fixture::kD;
+using stats_fixture::kT0;
+using stats_fixture::on_time;
 
 std::int64_t part(const LatencySplit& s, Cause c) { return s.ns[static_cast<std::size_t>(c)]; }
 

@@ -158,6 +158,14 @@ bool poll_until(F ready, int timeout_s) {
   return ready();
 }
 
+// promtool (when installed) accepts the exposition `body`.
+void check_with_promtool(const testutil::TempDir& td, const std::string& body) {
+  if (!on_path("promtool")) return;
+  std::ofstream(td.file("metrics.txt")) << body;
+  const std::string cmd = "promtool check metrics < '" + td.file("metrics.txt") + "' > '" + td.file("promtool.out") + "' 2>&1";
+  CHECK_MESSAGE(std::system(cmd.c_str()) == 0, testutil::slurp(td.file("promtool.out")));
+}
+
 // A synth run serving metrics and holding them, its report in report.json.
 struct ServingRun {
   testutil::TempDir td;
@@ -396,12 +404,7 @@ TEST_CASE("metrics: a synth run serves GET /metrics with its report's counts, ot
   CHECK(testutil::http(run.port, "DELETE", "/metrics").status == 405);
 
   // promtool lints the exposition when it is installed
-  if (on_path("promtool")) {
-    std::ofstream(run.td.file("metrics.txt")) << r.body;
-    const std::string cmd = "promtool check metrics < '" + run.td.file("metrics.txt") + "' > '" +
-                            run.td.file("promtool.out") + "' 2>&1";
-    CHECK_MESSAGE(std::system(cmd.c_str()) == 0, testutil::slurp(run.td.file("promtool.out")));
-  }
+  check_with_promtool(run.td, r.body);
   // a signal ends the hold; the run's own exit code stands
   CHECK(run.stop() == 0);
 }
@@ -525,11 +528,6 @@ TEST_CASE("metrics: --streams 3 serves one labelled series per stream with each 
   }
   CHECK(p.order.end() == std::find_if(p.order.begin(), p.order.end(),
                                       [](const std::string& k) { return k.find("stream=\"3\"") != std::string::npos; }));
-  if (on_path("promtool")) {
-    std::ofstream(run.td.file("metrics.txt")) << r.body;
-    const std::string cmd = "promtool check metrics < '" + run.td.file("metrics.txt") + "' > '" +
-                            run.td.file("promtool.out") + "' 2>&1";
-    CHECK_MESSAGE(std::system(cmd.c_str()) == 0, testutil::slurp(run.td.file("promtool.out")));
-  }
+  check_with_promtool(run.td, r.body);
   CHECK(run.stop() == 0);
 }

@@ -18,44 +18,17 @@
 #include "src/report/streams.hpp"
 #include "src/report/terminal.hpp"
 #include "src/stream_set.hpp"
+#include "tests/stats_fixture.hpp"
 #include "tests/test_util.hpp"
 
 using namespace chunkscope;
 
 namespace {
 
-constexpr std::int64_t kD = 5'333'333;    // 256 frames at 48 kHz
-constexpr std::int64_t kB = kD - kD / 5;  // margin 20 %
-constexpr std::int64_t kT0 = 1'000'000'000;
-
-RunStatsConfig config() {
-  RunStatsConfig sc;
-  sc.chunk_ns = kD;
-  sc.budget_ns = kB;
-  sc.dry_after_ns = kD;
-  sc.warmup = 0;
-  sc.media_ns_per_frame = 1e9 / 48000;
-  sc.series_capacity = 4096;
-  return sc;
-}
-
-// A chunk whose processing takes `proc` ns (on the CPU throughout), the rest quick.
-ChunkRecord chunk(std::uint64_t k, std::int64_t proc) {
-  ChunkRecord r{};
-  r.seq = k;
-  r.frames = 256;
-  r.media_frame = static_cast<std::int64_t>(k) * 256;
-  r.sched = kT0 + static_cast<std::int64_t>(k) * kD;
-  r.woke = r.sched + 20'000;
-  r.ready = r.woke + 5'000;
-  r.dequeue = r.ready + 5'000;
-  r.proc_start = r.dequeue;
-  r.proc_end = r.proc_start + proc;
-  r.proc_cpu_ns = static_cast<std::uint32_t>(proc);
-  r.sink_start = r.proc_end + 5'000;
-  r.emit = r.sink_start + 1'000;
-  return r;
-}
+using stats_fixture::config;
+using stats_fixture::kB;
+using stats_fixture::kD;
+using stats_fixture::kT0;
 
 // One stream of `n` chunks whose processing takes 10 us, except the chunks in `slow`.
 struct CraftedStream {
@@ -67,7 +40,7 @@ struct CraftedStream {
     for (int k = 0; k < n; ++k) {
       const auto it = slow.find(static_cast<std::uint64_t>(k));
       const std::int64_t proc = it == slow.end() ? 10'000 : it->second;
-      ChunkRecord r = chunk(static_cast<std::uint64_t>(k), proc);
+      ChunkRecord r = stats_fixture::on_time(static_cast<std::uint64_t>(k), proc);
       if (prev_end > r.dequeue) {  // the processor was still busy with the chunk before
         const std::int64_t shift = prev_end - r.dequeue;
         r.dequeue += shift;

@@ -89,6 +89,18 @@ CLI::Option* add_flag(CLI::App* c, const std::string& names, bool& field, const 
   return c->add_flag_callback(names, [&field, value] { field = value; }, desc);
 }
 
+void add_synth_input(CLI::App* c, StreamOptions& o, bool& given, const std::string& signal_note) {
+  c->add_option_function<std::string>(
+      "--synth",
+      [&o, &given](const std::string& s) {
+        given = !s.empty();
+        if (given) o.signal = s;
+      },
+      "Synthetic input instead of a file: sine:<hz>, noise, sweep:<f0>:<f1>, impulse, silence" + signal_note);
+  add_int(c, "--channels", o.channels, "Synthetic input: channels");
+  add_rate(c, "--rate", o.rate, "Synthetic input: sample rate in Hz (48000, 44.1k, 48kHz)");
+}
+
 void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
   add_text(c, "--chain,-c", o.chain, "Chain spec (empty: no processing, to measure the engine alone)");
   add_int(c, "--chunk,-n", o.chunk, "Frames per chunk (1..65536)");

@@ -73,6 +73,9 @@ enum StreamOptionGroup : unsigned {
   kStreams = 1u << 7,      // --streams, --stagger (replay, synth, compare)
 };
 void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups);
+/// --synth SIGNAL (sets o.signal and `given`), --channels and --rate: the synthetic input
+/// of compare and sweep, which otherwise read a file.
+void add_synth_input(CLI::App* c, StreamOptions& o, bool& given, const std::string& signal_note = "");
 
 // ---------------------------------------------------------------- parsing and running
 

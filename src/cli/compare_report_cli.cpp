@@ -23,16 +23,8 @@ Command add_compare_command(CLI::App& app) {
            "cuda:graph:unfused");
   add_int(c, "--rounds", o->rounds, "Rounds; each runs every variant once over the whole input");
   add_text(c, "--json", o->json_path, "Write the comparison as JSON (schema chunkscope.compare/1)");
-  c->add_option_function<std::string>(
-      "--synth",
-      [o](const std::string& s) {
-        o->synth_given = !s.empty();
-        if (o->synth_given) o->stream.signal = s;
-      },
-      "Synthetic input instead of a file: sine:<hz>, noise, sweep:<f0>:<f1>, impulse, silence");
+  add_synth_input(c, o->stream, o->synth_given);
   add_text(c, "--duration", o->stream.duration, "Synthetic input: length, e.g. 5s");
-  add_int(c, "--channels", o->stream.channels, "Synthetic input: channels");
-  add_rate(c, "--rate", o->stream.rate, "Synthetic input: sample rate in Hz (48000, 44.1k, 48kHz)");
   return {c, [o] {
             o->quiet = o->stream.quiet;
             if (o->input.empty() && !o->synth_given) throw InputError("compare: give an input file or --synth SIGNAL");

@@ -252,15 +252,7 @@ Command add_sweep_command(CLI::App& app) {
            "Comma-separated, as compare names them (cpu, cpu:unfused, cuda:graph, ...); default: the one --backend, "
            "--mode and --no-fuse give");
   add_text(c, "--duration", o->cell, "Each cell's length of audio (a file: its first part), e.g. 2s");
-  c->add_option_function<std::string>(
-      "--synth",
-      [o](const std::string& s) {
-        o->synth_given = !s.empty();
-        if (o->synth_given) o->stream.signal = s;
-      },
-      "Synthetic input instead of a file: sine:<hz>, noise, sweep:<f0>:<f1>, impulse, silence (default noise)");
-  add_int(c, "--channels", o->stream.channels, "Synthetic input: channels");
-  add_rate(c, "--rate", o->stream.rate, "Synthetic input: sample rate in Hz (48000, 44.1k, 48kHz)");
+  add_synth_input(c, o->stream, o->synth_given, " (default noise)");
   add_text(c, "--json", o->json_path, "Write the sweep as JSON (schema chunkscope.sweep/1)");
   add_text(c, "--html", o->html_path, "Write the sweep's page: a heat map per variant with the safe frontier");
   return {c, [o, c] {
