@@ -11,7 +11,7 @@ CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CS        := $(BUILD)/chunkscope
 
-.PHONY: all deps configure build demo test test-asan test-tsan bench bench-memory bench-modes bench-scipy fuzz test-stress clean
+.PHONY: all deps configure build demo test test-asan test-tsan bench bench-memory bench-modes bench-scipy bench-streams fuzz test-stress clean
 
 all: build
 
@@ -94,6 +94,9 @@ bench-memory: build
 # baseline's wake-up, MODES_RUNS alternating runs of MODES_DURATION each.
 MODES_RUNS ?= 5
 MODES_DURATION ?= 5s
+bench-streams: build
+	bash scripts/bench_streams.sh $(CS)
+
 bench-modes: build
 	@bash scripts/bench_modes.sh $(CS) $(MODES_RUNS) $(MODES_DURATION)
 
