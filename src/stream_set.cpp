@@ -19,8 +19,9 @@ constexpr std::int64_t kSetStartSlackNs = 20'000'000;
 }  // namespace
 
 StreamSet::StreamSet(const StreamSetup& setup, const StreamOptions& opt, const ReportPaths& paths, int n)
-    : opt_(opt), chunk_ns_(setup.chunk_ns) {
+    : opt_(opt) {
   if (n < 1 || n > kMaxStreams) throw InputError(fmt::format("--streams: {} is out of range 1..{}", n, kMaxStreams));
+  opt_.streams = n;
   for (int k = 0; k < n; ++k) sessions_.push_back(std::make_unique<StreamSession>(setup, opt, paths));
 }
 
@@ -30,11 +31,7 @@ std::int64_t stream_offset_ns(const StreamSetup& setup, const StreamOptions& opt
                                                 static_cast<long double>(opt.streams)));
 }
 
-std::int64_t StreamSet::offset_ns(int k) const {
-  if (!opt_.stagger || sessions_.empty()) return 0;
-  return static_cast<std::int64_t>(std::llround(static_cast<long double>(chunk_ns_) * k /
-                                                static_cast<long double>(sessions_.size())));
-}
+std::int64_t StreamSet::offset_ns(int k) const { return stream_offset_ns(sessions_.front()->setup(), opt_, k); }
 
 void StreamSet::prepare(const std::vector<RunStats::MetricRecorders>* metrics) {
   for (std::size_t k = 0; k < sessions_.size(); ++k) {

@@ -57,8 +57,7 @@ class StreamSet {
   const StreamSession& worst();
 
  private:
-  StreamOptions opt_;
-  std::int64_t chunk_ns_ = 0;
+  StreamOptions opt_;  // opt_.streams: this set's count
   std::vector<std::unique_ptr<ChunkSource>> sources_;
   std::vector<std::unique_ptr<ChunkSink>> sinks_;
   std::vector<std::unique_ptr<StreamSession>> sessions_;
