@@ -1,9 +1,10 @@
 #pragma once
-// Crafted chunk records for the statistics tests: a 256-frame chunk at 48 kHz (D), a 20 %
+// Crafted chunk records and reports for the statistics tests: a 256-frame chunk at 48 kHz (D), a 20 %
 // margin (B), and a chunk that arrives on time and takes a given processing time.
 #include <cstdint>
 
 #include "rt/run_stats.hpp"
+#include "src/report/build.hpp"
 
 namespace stats_fixture {
 
@@ -39,6 +40,23 @@ inline chunkscope::ChunkRecord on_time(std::uint64_t k, std::int64_t proc = 5'00
   r.sink_start = r.proc_end + 6'000;
   r.emit = r.sink_start + 2'000;
   return r;
+}
+
+// The report of a synth run of `produced` chunks of 256 frames at 48 kHz (stereo, margin
+// 20 %) whose statistics are `st`.
+inline chunkscope::RunReport report_of(const chunkscope::RunStats& st, std::uint64_t produced) {
+  chunkscope::Workload w;
+  w.command = "synth";
+  w.rate = 48000;
+  w.channels = 2;
+  w.chunk_frames = 256;
+  w.margin_text = "20%";
+  w.margin_ns = kD / 5;
+  chunkscope::EngineResult er;
+  er.produced = produced;
+  er.start_ns = kT0;
+  er.end_ns = kT0 + static_cast<std::int64_t>(produced) * kD;
+  return chunkscope::build_run_report(w, chunkscope::Plan{}, chunkscope::Environment{}, st, er, {});
 }
 
 }  // namespace stats_fixture

@@ -121,18 +121,7 @@ TEST_CASE("blame: one stall of the whole process is one platform event, however 
   CHECK(st.miss_owner[static_cast<std::size_t>(Owner::platform)] == st.misses);
 
   // the report: one event, the platform's, and the headline says so with its numbers
-  Workload w;
-  w.command = "synth";
-  w.rate = 48000;
-  w.channels = 2;
-  w.chunk_frames = 256;
-  w.margin_text = "20%";
-  w.margin_ns = kD / 5;
-  EngineResult er;
-  er.produced = 200;
-  er.start_ns = kT0;
-  er.end_ns = kT0 + 200 * kD;
-  const RunReport r = build_run_report(w, Plan{}, Environment{}, st, er, {});
+  const RunReport r = stats_fixture::report_of(st, 200);
   REQUIRE(r.verdict.owner.has_value());
   CHECK(*r.verdict.owner == Owner::platform);
   CHECK(r.verdict.text.find("1 stall event(s)") != std::string::npos);

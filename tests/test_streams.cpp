@@ -52,18 +52,7 @@ struct CraftedStream {
       prev_end = r.proc_end;
       stats.add(r);
     }
-    Workload w;
-    w.command = "synth";
-    w.rate = 48000;
-    w.channels = 2;
-    w.chunk_frames = 256;
-    w.margin_text = "20%";
-    w.margin_ns = kD / 5;
-    EngineResult er;
-    er.produced = static_cast<std::uint64_t>(n);
-    er.start_ns = kT0;
-    er.end_ns = kT0 + n * kD;
-    report = build_run_report(w, Plan{}, Environment{}, stats, er, {});
+    report = stats_fixture::report_of(stats, static_cast<std::uint64_t>(n));
   }
 };
 
