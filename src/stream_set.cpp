@@ -13,8 +13,8 @@
 namespace chunkscope {
 
 namespace {
-// The streams' common start is this far after the last engine was given its schedule, so
-// that every engine's threads are up before their first chunk is due.
+// The engines' common start is this far after they were given their schedules, and 1 ms
+// more per engine, so that every engine's threads are up before its first chunk is due.
 constexpr std::int64_t kSetStartSlackNs = 20'000'000;
 }  // namespace
 
@@ -29,6 +29,23 @@ std::int64_t stream_offset_ns(const StreamSetup& setup, const StreamOptions& opt
   if (!opt.stagger || opt.streams < 1) return 0;
   return static_cast<std::int64_t>(std::llround(static_cast<long double>(setup.chunk_ns) * k /
                                                 static_cast<long double>(opt.streams)));
+}
+
+void run_engines_together(const std::vector<Engine*>& engines, const StreamSetup& setup, const StreamOptions& opt,
+                          const std::function<void(int)>& run_one) {
+  const int n = static_cast<int>(engines.size());
+  if (n == 1) {
+    run_one(0);
+    return;
+  }
+  if (!setup.max_speed) {
+    const std::int64_t t0 = now_ns() + kSetStartSlackNs + 1'000'000 * static_cast<std::int64_t>(n);
+    for (int k = 0; k < n; ++k) engines[static_cast<std::size_t>(k)]->schedule_start(t0 + stream_offset_ns(setup, opt, k));
+  }
+  std::vector<std::thread> threads;
+  threads.reserve(engines.size());
+  for (int k = 0; k < n; ++k) threads.emplace_back([&run_one, k] { run_one(k); });
+  for (auto& t : threads) t.join();
 }
 
 std::int64_t StreamSet::offset_ns(int k) const { return stream_offset_ns(sessions_.front()->setup(), opt_, k); }
@@ -48,14 +65,9 @@ void StreamSet::run(const std::atomic<bool>* stop, const std::function<void()>& 
   StreamSession& first = *sessions_[0];
   first.measure_before();
   if (started) started();
-  const bool paced = !first.setup().max_speed;
-  const std::int64_t t0 = now_ns() + kSetStartSlackNs + 1'000'000 * static_cast<std::int64_t>(sessions_.size());
-  for (int k = 0; k < size(); ++k)
-    if (paced) session(k).engine().schedule_start(t0 + offset_ns(k));
-  std::vector<std::thread> threads;
-  threads.reserve(sessions_.size());
-  for (auto& s : sessions_) threads.emplace_back([&s, stop] { s->run(stop); });
-  for (auto& t : threads) t.join();
+  std::vector<Engine*> engines;
+  for (auto& s : sessions_) engines.push_back(&s->engine());
+  run_engines_together(engines, first.setup(), opt_, [this, stop](int k) { session(k).run(stop); });
   if (joined) joined();
   first.measure_after();
   for (std::size_t k = 1; k < sessions_.size(); ++k) sessions_[k]->adopt_measurements(first);
@@ -76,7 +88,7 @@ RunReport StreamSet::report() {
     std::vector<StreamRun> runs;
     for (int k = 0; k < size(); ++k)
       runs.push_back({&reps[static_cast<std::size_t>(k)], &session(k).stats(), offset_ns(k)});
-    combined_ = combine_streams(runs, opt_.stagger, opt_.stagger ? offset_ns(1) : 0);
+    combined_ = combine_streams(runs, opt_.stagger, offset_ns(1));
   }
   return *combined_;
 }

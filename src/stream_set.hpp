@@ -23,6 +23,13 @@ namespace chunkscope {
 /// --stagger on, else 0.
 std::int64_t stream_offset_ns(const StreamSetup& setup, const StreamOptions& opt, int k);
 
+/// Runs several engines at once: each gets its first chunk's schedule a moment from now,
+/// offset by stream_offset_ns() (paced setups), and run_one(k) runs on a thread of its own
+/// for every k; returns when all have ended. One engine runs on the calling thread with its
+/// own start. [blocks]
+void run_engines_together(const std::vector<Engine*>& engines, const StreamSetup& setup, const StreamOptions& opt,
+                          const std::function<void(int)>& run_one);
+
 class StreamSet {
  public:
   /// `n` streams (1..kMaxStreams) of `setup` under `opt` (opt.stagger says how they are

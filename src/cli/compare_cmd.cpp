@@ -20,8 +20,6 @@
 #include "src/io/file_stream.hpp"
 #include "src/report/streams.hpp"
 #include "src/stream_set.hpp"
-#include "rt/clock.hpp"
-#include <thread>
 
 namespace chunkscope {
 
@@ -559,16 +557,10 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
         marks.emplace_back(lane.stats);
       }
       std::vector<EngineResult> results(n);
-      if (n == 1) {
-        results[0] = engines[0]->run();
-      } else {
-        const std::int64_t t0 = now_ns() + 20'000'000 + 1'000'000 * static_cast<std::int64_t>(n);
-        if (!su.max_speed)
-          for (std::size_t i = 0; i < n; ++i) engines[i]->schedule_start(t0 + stream_offset_ns(su, opt, static_cast<int>(i)));
-        std::vector<std::thread> threads;
-        for (std::size_t i = 0; i < n; ++i) threads.emplace_back([&, i] { results[i] = engines[i]->run(); });
-        for (auto& t : threads) t.join();
-      }
+      std::vector<Engine*> running;
+      for (auto& e : engines) running.push_back(e.get());
+      run_engines_together(running, su, opt,
+                           [&](int i) { results[static_cast<std::size_t>(i)] = engines[static_cast<std::size_t>(i)]->run(); });
       for (std::size_t i = 0; i < n; ++i) {
         const EngineResult& er = results[i];
         Lane& lane = *v.lanes[i];

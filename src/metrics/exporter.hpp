@@ -33,7 +33,7 @@ namespace chunkscope::metrics {
 /// What a stream's metrics are labelled with and measured against.
 struct ExporterConfig {
   ListenAddress listen;
-  std::string chain, backend, mode;
+  std::string chain;  // backend and mode are each stream's: attach()
   int chunk = 0;
   double rate = 0;
   std::int64_t budget_ns = 0, chunk_ns = 0;
