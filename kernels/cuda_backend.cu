@@ -177,9 +177,9 @@ void CudaBackend::release() noexcept {
 Status CudaBackend::prepare(const ProcessSpec& spec, const ChainLayout& layout) {
   release();
   err_[0] = '\0';
-  if (spec.channels < 1 || spec.channels > kMaxChannels || spec.max_frames < 1 ||
+  if (spec.channels < 1 || spec.channels > kMaxChunkChannels || spec.max_frames < 1 ||
       spec.max_frames > kMaxChunkFrames || !(spec.rate > 0)) {
-    set_error("invalid spec: channels must be 1..64, max_frames 1..65536 and the rate above 0");
+    set_error("invalid spec: channels must be 1..1024, max_frames 1..65536 and the rate above 0");
     return Status::invalid_argument;
   }
   spec_ = spec;

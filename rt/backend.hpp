@@ -19,7 +19,8 @@ constexpr const char* dtype_name(DType d) noexcept { return d == DType::f32 ? "f
 /// [no-alloc, no-block]
 constexpr unsigned dtype_size(DType d) noexcept { return d == DType::f32 ? 4u : 8u; }
 
-inline constexpr int kMaxChannels = 64;
+inline constexpr int kMaxChannels = 64;       // of a stream (a file, a device, a signal)
+inline constexpr int kMaxChunkChannels = 1024; // of a chunk: a --batch chunk holds several streams' channels
 inline constexpr int kMaxChunkFrames = 65536;
 
 struct ProcessSpec {

@@ -93,7 +93,7 @@ void pay_calibration(bool spin, std::int64_t ns, ProcessStats& st) noexcept {
 }
 
 Status CpuBackend::prepare(const ProcessSpec& spec, const ChainLayout& layout) {
-  if (spec.channels < 1 || spec.channels > kMaxChannels || spec.max_frames < 1 ||
+  if (spec.channels < 1 || spec.channels > kMaxChunkChannels || spec.max_frames < 1 ||
       spec.max_frames > kMaxChunkFrames || !(spec.rate > 0))
     return Status::invalid_argument;
   const int sample_bytes = spec.dtype == DType::f32 ? 4 : 8;

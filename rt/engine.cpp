@@ -174,7 +174,7 @@ Engine::~Engine() = default;
 Status Engine::prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& source, ChunkSink& sink,
                        RunStats& stats) {
   if (cfg.queue_depth < 1 || cfg.queue_depth > 4096 || cfg.spec.max_frames < 1 ||
-      cfg.spec.max_frames > kMaxChunkFrames || cfg.spec.channels < 1 || cfg.spec.channels > kMaxChannels ||
+      cfg.spec.max_frames > kMaxChunkFrames || cfg.spec.channels < 1 || cfg.spec.channels > kMaxChunkChannels ||
       (!cfg.max_speed && !(cfg.speed > 0)))
     return Status::invalid_argument;
   cfg_ = cfg;

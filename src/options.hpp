@@ -99,10 +99,16 @@ struct StreamOptions {
   int streams = 1;                 // independent streams of the chain, 1..kMaxStreams
   std::int64_t input_limit_ns = 0;  // replay: stream only this much of the file (sweep's --duration); 0: all of it
   bool stagger = true;             // their schedules offset evenly over one chunk period
+  bool stagger_given = false;      // --stagger was on the command line
+  // --batch: every stream's chunk of a period gathered into one chunk of streams x channels,
+  // processed in one call (one launch per period on the GPU); the streams are aligned
+  bool batch = false;
 };
 
 /// The largest --streams.
 inline constexpr int kMaxStreams = 256;
+/// The most channels a --batch chunk holds (streams x each stream's channels).
+inline constexpr int kMaxBatchChannels = kMaxChunkChannels;
 
 /// The largest --series-limit.
 inline constexpr std::size_t kMaxSeriesLimit = std::size_t{1} << 26;

@@ -177,6 +177,13 @@ void check_stream_options(const StreamOptions& opt) {
   }
   if (opt.streams < 1 || opt.streams > kMaxStreams)
     throw InputError(fmt::format("--streams: {} is out of range 1..{}", opt.streams, kMaxStreams));
+  if (opt.batch) {
+    if (opt.streams < 2)
+      throw InputError(fmt::format("--batch: needs --streams 2 or more (--streams {} has nothing to batch)", opt.streams));
+    if (opt.stagger_given && opt.stagger)
+      throw InputError("--stagger on: --batch processes every stream's chunk of a period together, so their schedules "
+                       "are aligned; drop --stagger");
+  }
   if (opt.streams > 1) {
     if (!opt.output.empty())
       throw InputError(fmt::format("--output: one file cannot hold {} streams (drop --output, or use --streams 1)",
@@ -300,6 +307,10 @@ StreamSetup setup_stream(const std::string& command, const std::string& input, c
     su.input_desc.channels = su.channels;
     su.input_desc.frames = su.total_frames;
   }
+  if (opt.batch && static_cast<long long>(su.channels) * opt.streams > kMaxBatchChannels)
+    throw InputError(fmt::format("--batch: {} streams x {} channels = {} channels in one chunk, above the {} a chunk "
+                                 "can hold (fewer streams, or drop --batch)",
+                                 opt.streams, su.channels, su.channels * opt.streams, kMaxBatchChannels));
   su.expected_chunks = (su.total_frames + opt.chunk - 1) / opt.chunk;
   su.plan = plan_for(su, opt, opt.fuse);
   set_timing(su, opt, 1);
@@ -337,7 +348,22 @@ Plan plan_for(const StreamSetup& su, const StreamOptions& opt, bool fuse) {
   return plan_chain(opt.chain, su.rate, fuse);
 }
 
+StreamSetup batched_setup(const StreamSetup& su, int n) {
+  StreamSetup b = su;
+  b.batch = su.batch * n;
+  b.channels = su.channels * n;
+  return b;
+}
+
 std::unique_ptr<ChunkSource> open_source(const StreamSetup& su, const StreamOptions& opt) {
+  if (su.batch > 1) {
+    StreamSetup one = su;
+    one.batch = 1;
+    one.channels = su.stream_channels();
+    std::vector<std::unique_ptr<ChunkSource>> parts;
+    for (int k = 0; k < su.batch; ++k) parts.push_back(open_source(one, opt));
+    return std::make_unique<BatchSource>(std::move(parts), one.channels, opt.chunk, opt.dtype);
+  }
   if (su.command == "replay") return std::make_unique<FileSource>(su.input, opt.dtype, su.frame_limit);
   SynthSpec sp = parse_synth(opt.signal, opt.rate);
   sp.channels = su.channels;
@@ -391,7 +417,8 @@ Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Ba
   w.source = source.describe();
   w.sink = sink.describe();
   w.rate = su.rate;
-  w.channels = su.channels;
+  w.channels = su.stream_channels();
+  w.batch = su.batch;
   w.chunk_frames = opt.chunk;
   w.dtype = opt.dtype;
   w.warmup = static_cast<std::uint64_t>(opt.warmup);

@@ -61,7 +61,8 @@ struct StreamSetup {
   std::string command;  // replay, synth, monitor
   std::string input;    // replay: the file
   double rate = 0;
-  int channels = 0;
+  int channels = 0;     // of each chunk: batch x stream_channels()
+  int batch = 1;        // streams whose chunks of a period travel in one chunk (--batch)
   int in_format = 0;    // libsndfile format of the input (output format default)
   bool max_speed = false;
   double speed = 1;
@@ -72,7 +73,13 @@ struct StreamSetup {
   std::int64_t frame_limit = -1;      // replay: the frames of the file streamed (-1: all)
   std::int64_t expected_chunks = -1;  // chunks the run should see; -1: not known
   InputDesc input_desc;               // workload.input
+  /// The channels of one stream (of each batched stream).
+  int stream_channels() const noexcept { return channels / batch; }
 };
+
+/// The setup of one engine that carries `n` streams of `su` batched (--batch): each chunk
+/// holds every stream's chunk of that period side by side, `n` x su.channels channels.
+StreamSetup batched_setup(const StreamSetup& su, int n);
 
 /// Checks what every stream takes: chunk size, queue depth, warm-up, series limit, and the
 /// run modes (--baseline, --rt-priority, --cpus: CPUs that exist and this process may use;
@@ -97,7 +104,8 @@ StreamSetup setup_stream(const std::string& command, const std::string& input, c
 StreamSetup setup_device_stream(const StreamOptions& opt, double rate, int channels, int budget_chunks,
                                 std::int64_t duration_ns, InputDesc input_desc);
 
-/// A fresh source for the setup (a new reader or generator at position 0). Throws InputError.
+/// A fresh source for the setup (a new reader or generator at position 0; for a batched
+/// setup, a BatchSource over one per stream). Throws InputError.
 std::unique_ptr<ChunkSource> open_source(const StreamSetup& su, const StreamOptions& opt);
 /// The plan for `fuse` (the setup's plan when it matches). Throws InputError.
 Plan plan_for(const StreamSetup& su, const StreamOptions& opt, bool fuse);

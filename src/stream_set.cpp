@@ -22,11 +22,17 @@ StreamSet::StreamSet(const StreamSetup& setup, const StreamOptions& opt, const R
     : opt_(opt) {
   if (n < 1 || n > kMaxStreams) throw InputError(fmt::format("--streams: {} is out of range 1..{}", n, kMaxStreams));
   opt_.streams = n;
+  batched_ = opt.batch && n > 1;
+  if (batched_) {
+    opt_.stagger = false;
+    sessions_.push_back(std::make_unique<StreamSession>(batched_setup(setup, n), opt_, paths));
+    return;
+  }
   for (int k = 0; k < n; ++k) sessions_.push_back(std::make_unique<StreamSession>(setup, opt, paths));
 }
 
 std::int64_t stream_offset_ns(const StreamSetup& setup, const StreamOptions& opt, int k) {
-  if (!opt.stagger || opt.streams < 1) return 0;
+  if (!opt.stagger || opt.batch || opt.streams < 1) return 0;
   return static_cast<std::int64_t>(std::llround(static_cast<long double>(setup.chunk_ns) * k /
                                                 static_cast<long double>(opt.streams)));
 }
@@ -86,9 +92,10 @@ RunReport StreamSet::report() {
   if (!combined_) {
     const auto& reps = stream_reports();
     std::vector<StreamRun> runs;
-    for (int k = 0; k < size(); ++k)
+    for (int k = 0; k < sessions(); ++k)
       runs.push_back({&reps[static_cast<std::size_t>(k)], &session(k).stats(), offset_ns(k)});
-    combined_ = combine_streams(runs, opt_.stagger, offset_ns(1));
+    combined_ = batched_ ? combine_batched(reps.front(), session(0).stats(), size())
+                         : combine_streams(runs, opt_.stagger, offset_ns(1));
   }
   return *combined_;
 }
@@ -96,7 +103,7 @@ RunReport StreamSet::report() {
 RunOutcome StreamSet::outcome() {
   const int w = report().streams->worst;
   RunOutcome o = outcomes_[static_cast<std::size_t>(w)];
-  if (o.state != RunState::complete && size() > 1) o.reason = fmt::format("stream {}: {}", w, o.reason);
+  if (o.state != RunState::complete && sessions() > 1) o.reason = fmt::format("stream {}: {}", w, o.reason);
   return o;
 }
 

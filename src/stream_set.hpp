@@ -3,7 +3,11 @@
 // source, backend, statistics, pool and queues, the same chain; their schedules share one
 // start and are offset evenly over one chunk period (--stagger on) or aligned (off).
 //
-// Design: a StreamSet owns N StreamSessions. prepare() makes every stream; run() measures
+// With --batch the set is one StreamSession over a batched setup (src/stream_session.hpp,
+// batched_setup): one engine whose chunks hold every stream's chunk of the period, read
+// by a BatchSource, processed in one call.
+//
+// Design: a StreamSet owns N StreamSessions (one when batched). prepare() makes every stream; run() measures
 // the machine once (the platform baseline before and after all streams, by stream 0),
 // gives every engine its start, runs each on a thread of its own and joins them. report()
 // builds each stream's report, then one for all (src/report/streams.hpp): the worst
@@ -48,13 +52,19 @@ class StreamSet {
   void run(const std::atomic<bool>* stop, const std::function<void()>& started = {},
            const std::function<void()>& joined = {});
 
-  /// The schedule offset of stream k from stream 0's: k x D / n staggered, else 0.
+  /// The schedule offset of stream k from stream 0's: k x D / n staggered, else 0 (also
+  /// when batched).
   std::int64_t offset_ns(int k) const;
-  int size() const noexcept { return static_cast<int>(sessions_.size()); }
+  /// The streams of the set.
+  int size() const noexcept { return opt_.streams; }
+  /// Whether the streams are batched into one engine (--batch with 2 or more streams).
+  bool batched() const noexcept { return batched_; }
+  /// The engines: one per stream, or one for all when batched.
+  int sessions() const noexcept { return static_cast<int>(sessions_.size()); }
   StreamSession& session(int k) { return *sessions_[static_cast<std::size_t>(k)]; }
   const StreamSession& session(int k) const { return *sessions_[static_cast<std::size_t>(k)]; }
 
-  /// Each stream's report (built once, after run()).
+  /// Each session's report (built once, after run()): each stream's, or the batch's.
   const std::vector<RunReport>& stream_reports();
   /// The report of all streams: the worst stream's with the streams section.
   RunReport report();
@@ -65,6 +75,7 @@ class StreamSet {
 
  private:
   StreamOptions opt_;  // opt_.streams: this set's count
+  bool batched_ = false;
   std::vector<std::unique_ptr<ChunkSource>> sources_;
   std::vector<std::unique_ptr<ChunkSink>> sinks_;
   std::vector<std::unique_ptr<StreamSession>> sessions_;

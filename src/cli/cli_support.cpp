@@ -165,7 +165,14 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
             kMaxStreams);
     add_parsed<bool>(c, "--stagger", o.stagger,
                      "on: the streams' schedules offset evenly over one chunk period; off: aligned (the worst case)",
-                     [](const std::string& s) { return parse_on_off(s, "--stagger"); }, on_off(o.stagger));
+                     [&o](const std::string& s) {
+                       o.stagger_given = true;
+                       return parse_on_off(s, "--stagger");
+                     },
+                     on_off(o.stagger));
+    add_flag(c, "--batch", o.batch,
+             "Gather every stream's chunk of a period into one chunk (streams x channels) and process it in one call: "
+             "one launch per period on the GPU; the streams are aligned");
   }
   if (groups & kMetrics) {
     add_text(c, "--metrics-listen", o.metrics_listen,

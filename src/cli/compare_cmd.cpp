@@ -428,7 +428,9 @@ CompareReport build_compare(std::vector<Variant>& vars, const StreamSetup& su, c
       w.rounds = rounds_done;
       lane_reports.push_back(build_run_report(w, v.plan, env, lane->stats, lane->merged, outcome));
     }
-    if (lane_reports.size() == 1) {
+    if (su.batch > 1) {
+      e.report = combine_batched(lane_reports.front(), v.lanes.front()->stats, su.batch);
+    } else if (lane_reports.size() == 1) {
       e.report = std::move(lane_reports.front());
     } else {
       std::vector<StreamRun> runs;
@@ -487,7 +489,9 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
     throw InputError(fmt::format("compare: give an input file ('{}') or --synth, not both", co.input));
   auto specs = parse_variants(co.variants);
   const StreamOptions& opt = co.stream;
-  const StreamSetup su = setup_stream(command, co.input, opt);
+  // --batch: one lane per variant whose chunks carry every stream's
+  const StreamSetup one = setup_stream(command, co.input, opt);
+  const StreamSetup su = opt.batch ? batched_setup(one, opt.streams) : one;
   check_distinct_paths(stream_inputs(co.input, opt), {{"--json", co.json_path}});
   cli::guard_outputs({{"--json", co.json_path}});
   if (!co.json_path.empty()) {
@@ -511,7 +515,7 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
     ch.cuda.recapture_on_shape_change = opt.backend.cuda.recapture_on_shape_change;
     v.spec.choice = ch;
     try {
-      for (int lane_index = 0; lane_index < opt.streams; ++lane_index) {
+      for (int lane_index = 0; lane_index < opt.streams / su.batch; ++lane_index) {
         auto lane = std::make_unique<Lane>();
         lane->backend = make_backend(ch, v.plan, spec);
         lane->stats.prepare(sc);

@@ -20,6 +20,7 @@ std::unique_ptr<metrics::MetricsExporter> open_metrics(const StreamSession& sess
   c.chunk_ns = su.chunk_ns;
   c.paced = !su.max_speed;
   c.queue_capacity = opt.queue_depth;
+  if (su.batch > 1) c.stream_label = "all";  // one engine carries every stream
   auto e = std::make_unique<metrics::MetricsExporter>(c, streams);
   std::cerr << fmt::format("chunkscope: metrics at http://{}/metrics\n", e->address().text());
   return e;
@@ -42,7 +43,7 @@ void start_metrics(metrics::MetricsExporter* exporter, const StreamSession& sess
 void start_metrics(metrics::MetricsExporter* exporter, const StreamSet& set) {
   if (!exporter) return;
   const auto wake = wake_p99_of(set.session(0));
-  for (int k = 0; k < set.size(); ++k)
+  for (int k = 0; k < set.sessions(); ++k)
     exporter->attach(k, set.session(k).stats(), set.session(k).engine(), set.session(k).backend().name(),
                      set.session(k).backend().mode(), wake);
   exporter->start();

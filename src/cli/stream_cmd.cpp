@@ -16,7 +16,8 @@ namespace chunkscope {
 
 namespace {
 
-// --streams N above 1: N independent streams at once, one report for all of them.
+// --streams N above 1: N independent streams at once (or, --batch, batched into one
+// engine), one report for all of them.
 int run_stream_set(const std::string& command, const StreamOptions& opt, const std::atomic<bool>* stop_flag) {
   StreamSetup su = setup_stream(command, opt.input, opt);
   check_distinct_paths(stream_inputs(opt.input, opt), stream_outputs(opt));
@@ -24,10 +25,10 @@ int run_stream_set(const std::string& command, const StreamOptions& opt, const s
   const ReportPaths paths = resolve_report_paths(opt);
   StreamSet set(su, opt, paths, opt.streams);
   // listens now: an address that cannot be served fails before anything streams
-  const auto exporter = cli::open_metrics(set.session(0), opt.streams);
+  const auto exporter = cli::open_metrics(set.session(0), set.sessions());
   std::vector<RunStats::MetricRecorders> recorders;
   if (exporter)
-    for (int k = 0; k < opt.streams; ++k) recorders.push_back(exporter->recorders(k));
+    for (int k = 0; k < set.sessions(); ++k) recorders.push_back(exporter->recorders(k));
   set.prepare(exporter ? &recorders : nullptr);
   set.run(
       stop_flag, [&] { cli::start_metrics(exporter.get(), set); },

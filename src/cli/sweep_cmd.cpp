@@ -63,6 +63,13 @@ int run_sweep(const SweepOptions& so, const std::atomic<bool>* stop_flag) {
   if (!so.input.empty() && so.synth_given)
     throw InputError(fmt::format("sweep: give an input file ('{}') or --synth, not both", so.input));
   StreamOptions base = so.stream;
+  // --batch: each cell of 2 or more streams runs them batched; a cell of one stream is a plain run
+  const bool batch = base.batch;
+  base.batch = false;
+  if (batch && base.stagger_given && base.stagger)
+    throw InputError("--stagger on: --batch processes every stream's chunk of a period together, so their schedules "
+                     "are aligned; drop --stagger");
+  if (batch) base.stagger = false;
   if (base.speed == "max") throw InputError("--speed: a sweep is paced (every cell is judged against its deadlines); give a factor");
   const std::vector<int> chunks = sorted_unique(so.chunks, "--chunks");
   const std::vector<int> counts = sorted_unique(so.streams, "--streams");
@@ -119,6 +126,10 @@ int run_sweep(const SweepOptions& so, const std::atomic<bool>* stop_flag) {
       o.backend = ch;
       o.fuse = specs[v].fuse_given ? specs[v].fuse : base.fuse;
       StreamSetup su = setup_stream(command, so.input, o);
+      if (batch && static_cast<long long>(su.channels) * counts.back() > kMaxBatchChannels)
+        throw InputError(fmt::format("--batch: {} streams x {} channels = {} channels in one chunk, above the {} a chunk "
+                                     "can hold (smaller --streams, or drop --batch)",
+                                     counts.back(), su.channels, su.channels * counts.back(), kMaxBatchChannels));
       rows.push_back({v, c, o, std::move(su)});
     }
 
@@ -133,6 +144,7 @@ int run_sweep(const SweepOptions& so, const std::atomic<bool>* stop_flag) {
   rep.cell_media_seconds = static_cast<double>(rows.front().setup.total_frames) / rep.rate;
   rep.baseline_ns = baseline_ns(base);
   rep.staggered = base.stagger;
+  rep.batched = batch;
   rep.run_mode.wait = wait_mode_name(base.wait);
   rep.run_mode.rt = base.rt;
   rep.run_mode.rt_priority = base.rt ? base.rt_priority : 0;
@@ -178,6 +190,7 @@ int run_sweep(const SweepOptions& so, const std::atomic<bool>* stop_flag) {
       } else {
         StreamOptions o = row.opt;
         o.streams = n;
+        o.batch = batch && n > 1;
         try {
           StreamSet set(row.setup, o, ReportPaths{}, n);
           set.prepare();
@@ -247,7 +260,14 @@ Command add_sweep_command(CLI::App& app) {
                 joined_ints(o->streams));
   add_parsed<bool>(c, "--stagger", o->stream.stagger,
                    "on: the streams' schedules offset evenly over one chunk period; off: aligned (the worst case)",
-                   [](const std::string& s) { return parse_on_off(s, "--stagger"); }, on_off(o->stream.stagger));
+                   [o](const std::string& s) {
+                     o->stream.stagger_given = true;
+                     return parse_on_off(s, "--stagger");
+                   },
+                   on_off(o->stream.stagger));
+  add_flag(c, "--batch", o->stream.batch,
+           "Each cell's streams batched into one chunk per period, processed in one call (one launch per period on the "
+           "GPU)");
   add_text(c, "--variants", o->variants,
            "Comma-separated, as compare names them (cpu, cpu:unfused, cuda:graph, ...); default: the one --backend, "
            "--mode and --no-fuse give");

@@ -1,5 +1,6 @@
 #include "src/io/file_stream.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
@@ -136,6 +137,56 @@ Status SynthSource::fill(void* dst, int max_frames, int* frames) noexcept {
     }
   }
   return Status::ok;
+}
+
+// ---------------------------------------------------------------- BatchSource
+
+BatchSource::BatchSource(std::vector<std::unique_ptr<ChunkSource>> parts, int channels, int max_frames, DType dtype)
+    : parts_(std::move(parts)),
+      ended_(parts_.size(), 0),
+      channels_(channels),
+      max_frames_(max_frames),
+      sample_bytes_(dtype_size(dtype)) {
+  if (parts_.empty() || channels < 1 || max_frames < 1) throw InputError("batch: needs at least one stream");
+  scratch_.assign(static_cast<std::size_t>(max_frames) * static_cast<std::size_t>(channels) * sample_bytes_, 0);
+  for (const auto& p : parts_) {
+    const std::int64_t t = p->total_frames();
+    total_ = t < 0 || total_ < 0 ? -1 : std::max(total_, t);
+  }
+  desc_ = fmt::format("batch of {} streams, each {}", parts_.size(), parts_.front()->describe());
+}
+
+Status BatchSource::fill(void* dst, int max_frames, int* frames) noexcept {
+  const int want = std::min(max_frames, max_frames_);
+  const std::size_t part_bytes = static_cast<std::size_t>(channels_) * sample_bytes_;  // one frame of one part
+  const std::size_t frame_bytes = part_bytes * parts_.size();
+  auto* out = static_cast<unsigned char*>(dst);
+  int most = 0;
+  bool any = false;
+  for (std::size_t k = 0; k < parts_.size(); ++k) {
+    int n = 0;
+    if (!ended_[k]) {
+      const Status st = parts_[k]->fill(scratch_.data(), want, &n);
+      if (st == Status::end_of_stream) {
+        ended_[k] = 1;
+        n = 0;
+      } else if (!ok(st)) {
+        *frames = 0;
+        return st;
+      } else {
+        any = true;
+      }
+    }
+    n = std::clamp(n, 0, want);
+    unsigned char* slot = out + k * part_bytes;
+    for (int f = 0; f < n; ++f)
+      std::memcpy(slot + static_cast<std::size_t>(f) * frame_bytes, scratch_.data() + static_cast<std::size_t>(f) * part_bytes,
+                  part_bytes);
+    for (int f = n; f < want; ++f) std::memset(slot + static_cast<std::size_t>(f) * frame_bytes, 0, part_bytes);
+    most = std::max(most, n);
+  }
+  *frames = most;
+  return any ? Status::ok : Status::end_of_stream;
 }
 
 }  // namespace chunkscope

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "rt/stream_io.hpp"
 #include "src/io/audio_file.hpp"
@@ -79,6 +80,33 @@ class SynthSource final : public ChunkSource {
   std::int64_t pos_ = 0;
   double phase_ = 0;
   std::uint64_t rng_ = 0x9E3779B97F4A7C15ull;
+};
+
+/// Several streams' sources read into one chunk per period (--batch): each fill() fills
+/// every part's chunk in turn and lays them side by side, frame by frame (part k's channel
+/// c is channel k x channels + c of the chunk). A part that ended before the others gives
+/// silence until every part has ended. Not copyable.
+class BatchSource final : public ChunkSource {
+ public:
+  /// `parts` (at least one) each deliver `channels` channels of `dtype`, at most
+  /// `max_frames` per fill. [allocates]
+  BatchSource(std::vector<std::unique_ptr<ChunkSource>> parts, int channels, int max_frames, DType dtype);
+  /// The most any part delivers. [no-alloc, no-block]
+  std::int64_t total_frames() const noexcept override { return total_; }
+  /// [no-alloc, blocks] as the parts do (a file part reads its file); the first part that
+  /// fails ends the batch with its status.
+  Status fill(void* dst, int max_frames, int* frames) noexcept override;
+  const char* describe() const noexcept override { return desc_.c_str(); }
+  int parts() const noexcept { return static_cast<int>(parts_.size()); }
+
+ private:
+  std::vector<std::unique_ptr<ChunkSource>> parts_;
+  std::vector<unsigned char> scratch_;  // one part's chunk
+  std::vector<char> ended_;
+  int channels_ = 0, max_frames_ = 0;
+  std::size_t sample_bytes_ = 0;
+  std::int64_t total_ = 0;
+  std::string desc_;
 };
 
 }  // namespace chunkscope

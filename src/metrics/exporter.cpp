@@ -90,7 +90,7 @@ void MetricsExporter::finish() {
 
 StreamMetrics MetricsExporter::sample_stream(Stream& s, int index, bool final) {
   StreamMetrics m;
-  m.stream = std::to_string(index);
+  m.stream = index == 0 && !cfg_.stream_label.empty() ? cfg_.stream_label : std::to_string(index);
   m.chain = cfg_.chain;
   m.backend = s.backend;
   m.mode = s.mode;

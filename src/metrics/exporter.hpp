@@ -40,6 +40,7 @@ struct ExporterConfig {
   bool paced = true;
   int queue_capacity = 0;
   std::int64_t sample_period_ns = 1'000'000'000;  // the interval of the headroom gauge
+  std::string stream_label;  // the one stream's label instead of "0" ("all" for a --batch run)
 };
 
 class MetricsExporter {

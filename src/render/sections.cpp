@@ -181,6 +181,16 @@ std::string platform_section(const RunReport& r) {
 std::string streams_section(const RunReport& r) {
   if (!r.streams) return "";
   const StreamsSection& ss = *r.streams;
+  if (ss.batched()) {
+    const StreamFigures* f = ss.streams.empty() ? nullptr : &ss.streams.front();
+    return fmt::format(
+        "<h2>Streams</h2><p>{} streams of this chain ran batched (<code>--batch</code>): every chunk held each stream's "
+        "chunk of its period, {} x {} channels, processed in one call{}. Their chunks travelled together, so every "
+        "stream has the figures on this page{}.</p>",
+        ss.count, ss.count, r.workload.channels, r.workload.backend == "cuda" ? " (one launch per period)" : "",
+        f && f->headroom_p95_ns ? fmt::format(": p95 headroom {}", ft(static_cast<double>(*f->headroom_p95_ns)))
+                                : std::string());
+  }
   std::string s = fmt::format(
       "<h2>Streams</h2><p>{} {} streams of this chain ran at once, {}. The rest of this page is stream {}'s, the worst "
       "(an incomplete stream first, then one not safe, then the least p95 headroom).{}</p>",

@@ -99,7 +99,9 @@ std::string render_sweep_html(const SweepReport& r) {
                  {"audio", fmt::format("{} Hz, {} ch, {}", r.rate, r.channels, dtype_name(r.dtype))},
                  {"margin", esc(r.margin_text)},
                  {"cells", fmt::format("{} s of audio each, baseline {} before and after, schedules {}", r.cell_media_seconds,
-                                       ft(static_cast<double>(r.baseline_ns)), r.staggered ? "staggered" : "aligned")},
+                                       ft(static_cast<double>(r.baseline_ns)),
+                                       r.batched ? "aligned, streams batched into one chunk per period (--batch)"
+                                       : r.staggered ? "staggered" : "aligned")},
                  {"time", fmt::format("planned at most {:.0f} s, took {:.1f} s", r.planned_seconds, r.wall_seconds)},
                  {"environment", esc(fmt::format("chunkscope {} ({}), {}, {} logical CPUs, {}", e.version, e.commit, e.cpu,
                                                  e.logical_cpus, e.os))},

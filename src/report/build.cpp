@@ -280,7 +280,7 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   wl.input = w.input;
   Signature sig;
   sig.frames = w.chunk_frames;
-  sig.channels = w.channels;
+  sig.channels = w.channels * w.batch;  // what the backend processed
   sig.rate = w.rate;
   sig.dtype = w.dtype;
   sig.chain = plan.spec;

@@ -21,7 +21,8 @@ struct Workload {
   std::string backend, mode;
   std::string cpu_isa, cpu_layout;  // the CPU backend's kernels ("" for other backends)
   double rate = 0;
-  int channels = 0;
+  int channels = 0;         // of one stream
+  int batch = 1;            // streams batched into each chunk (--batch): the backend sees batch x channels
   int chunk_frames = 0;
   DType dtype = DType::f32;
   std::uint64_t warmup = 0;

@@ -103,7 +103,10 @@ Cmd base_command(const RunReport& r) {
   if (static_cast<long long>(w.warmup_chunks) != def.warmup) c.set("--warmup", fmt_num(static_cast<double>(w.warmup_chunks)));
   if (r.streams && r.streams->count > 1) {
     c.set("--streams", fmt_num(r.streams->count));
-    if (!r.streams->staggered) c.set("--stagger", "off");
+    if (r.streams->batched())
+      c.set("--batch");
+    else if (!r.streams->staggered)
+      c.set("--stagger", "off");
   }
   return c;
 }
@@ -758,9 +761,14 @@ void rule_streams(Ctx& c) {
   if (broke) {
     counts = s.count > 3 ? fmt::format("1,{},{}", s.count / 2, s.count) : s.count == 2 ? "1,2" : "1,2,3";
   } else {
-    for (int n = s.count; n <= std::min(4 * s.count, kMaxStreams); n *= 2) counts += (counts.empty() ? "" : ",") + fmt_num(n);
+    // a batch's chunk holds at most kMaxBatchChannels channels
+    const int most = s.batched() && c.r.workload.channels > 0
+                         ? std::min(kMaxStreams, kMaxBatchChannels / c.r.workload.channels)
+                         : kMaxStreams;
+    for (int n = s.count; n <= std::min(4 * s.count, most); n *= 2) counts += (counts.empty() ? "" : ",") + fmt_num(n);
   }
   sw.set("--streams", counts);
+  if (s.batched()) sw.set("--batch");
   const std::string sweep = fmt::format("find the largest count that keeps real time: `{}`", sw.str());
   if (broke) {
     const StreamFigures* b = s.blame ? &s.streams[static_cast<std::size_t>(*s.blame)] : nullptr;
@@ -770,16 +778,24 @@ void rule_streams(Ctx& c) {
                       unsafe, s.count, s.misses, s.stalls, s.drops,
                       b ? fmt::format("; stream {} has the most stall events ({})", b->stream, b->stalls) : std::string(),
                       s.count, c.r.environment.host.logical_cpus,
-                      s.staggered ? "their chunks are already staggered over the period"
-                                  : "their chunks are due at the same moment (--stagger off)"),
+                      s.batched()   ? "their chunks are processed together, batched into one chunk per period"
+                      : s.staggered ? "their chunks are already staggered over the period"
+                                    : "their chunks are due at the same moment (--stagger off)"),
           ev,
           s.count > 1 ? fmt::format("fewer streams: `{}`; or {}",
-                                    c.rerun([&](Cmd& x) { x.set("--streams", fmt_num(std::max(1, s.count - 1))); }), sweep)
+                                    c.rerun([&](Cmd& x) {
+                                      x.set("--streams", fmt_num(std::max(1, s.count - 1)));
+                                      if (s.count - 1 < 2) x.remove("--batch");
+                                    }), sweep)
                       : sweep);
   } else if (w.realtime_safe == true) {
+    const std::string room = w.headroom_p95_ns ? ft(double(*w.headroom_p95_ns)) : std::string("-");
     c.add("streams_safe", Sev::info, Conf::medium,
-          fmt::format("all {} streams are safe; the least p95 headroom, stream {}'s, is {} of the budget {}", s.count,
-                      w.stream, w.headroom_p95_ns ? ft(double(*w.headroom_p95_ns)) : std::string("-"), ft(c.B)),
+          s.batched() ? fmt::format("all {} streams are safe, batched into one chunk per period; their p95 headroom is "
+                                    "{} of the budget {}",
+                                    s.count, room, ft(c.B))
+                      : fmt::format("all {} streams are safe; the least p95 headroom, stream {}'s, is {} of the budget {}",
+                                    s.count, w.stream, room, ft(c.B)),
           ev, sweep);
   }
 }

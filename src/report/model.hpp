@@ -334,7 +334,10 @@ struct StreamsSection {
   int count = 1;
   bool staggered = true;          // schedules offset evenly over one chunk period (--stagger)
   std::int64_t offset_step_ns = 0;  // between consecutive streams (0 when aligned)
-  std::string mode = "independent";  // each stream its own processing per chunk
+  // "independent": each stream its own engine and processing per chunk; "batched" (--batch):
+  // one engine, every stream's chunk of a period in one chunk, so every stream has the
+  // batch's figures
+  std::string mode = "independent";
   std::vector<StreamFigures> streams;
   int worst = 0;                  // the stream this report's other sections describe
   std::optional<int> blame;       // the stream with the most stall events (most misses on a tie); none without misses
@@ -343,6 +346,7 @@ struct StreamsSection {
   HistSummary latency, process;
   std::optional<std::int64_t> headroom_p95_ns;
   std::optional<bool> realtime_safe;  // every stream safe; nullopt when no stream has a verdict
+  bool batched() const noexcept { return mode == "batched"; }
   /// Streams whose verdict says not safe.
   int unsafe_streams() const noexcept {
     int n = 0;

@@ -941,6 +941,8 @@ StreamsSection read_streams(const Node& n) {
   s.staggered = n.flag("stagger", true);
   s.offset_step_ns = read_ns(n, "offset_step_ns");
   s.mode = n.str("mode", "independent");
+  if (s.mode != "independent" && s.mode != "batched")
+    n.at("mode").fail(fmt::format("'{}' is not a streams mode (independent or batched)", s.mode));
   auto per = n.arr("per_stream", true);
   if (static_cast<int>(per->size()) != s.count)
     per->fail(fmt::format("has {} streams but count is {}", per->size(), s.count));
@@ -1702,6 +1704,7 @@ json to_json(const SweepReport& r) {
                    {"cell_media_seconds", r.cell_media_seconds},
                    {"baseline_ns", r.baseline_ns},
                    {"stagger", r.staggered},
+                   {"batch", r.batched},
                    {"run_mode",
                     {{"wait", r.run_mode.wait},
                      {"rt", r.run_mode.rt},

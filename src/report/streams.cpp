@@ -106,4 +106,16 @@ RunReport combine_streams(const std::vector<StreamRun>& runs, bool staggered, st
   return r;
 }
 
+RunReport combine_batched(const RunReport& batch, const RunStats& stats, int n) {
+  const std::vector<StreamRun> runs(static_cast<std::size_t>(std::max(1, n)), StreamRun{&batch, &stats, 0});
+  StreamsSection s = build_streams_section(runs, false, 0);
+  s.mode = "batched";
+  s.blame.reset();  // one engine: no stream is worse than another
+  RunReport r = batch;
+  r.verdict.text = fmt::format("{} streams batched into one chunk per period: {}", s.count, r.verdict.text);
+  r.streams = std::move(s);
+  r.diagnosis = diagnose(r);
+  return r;
+}
+
 }  // namespace chunkscope

@@ -31,4 +31,9 @@ StreamsSection build_streams_section(const std::vector<StreamRun>& runs, bool st
 /// verdict safe only when every stream's is, and its headline naming the worst stream.
 RunReport combine_streams(const std::vector<StreamRun>& runs, bool staggered, std::int64_t offset_step_ns);
 
+/// The report of `n` streams batched into one engine (--batch): the batch's report with a
+/// streams section of mode "batched", where every stream has the batch's figures (their
+/// chunks travelled together), all of them pooled, and no stream to blame.
+RunReport combine_batched(const RunReport& batch, const RunStats& stats, int n);
+
 }  // namespace chunkscope

@@ -118,7 +118,9 @@ void print_sweep(std::ostream& os, const SweepReport& r) {
   out += fmt::format("cells      {} s of audio each, baseline {} before and after, schedules {}; planned at most {:.0f} s, "
                      "took {:.1f} s\n",
                      r.cell_media_seconds, fmt_time(static_cast<double>(r.baseline_ns)),
-                     r.staggered ? "staggered" : "aligned", r.planned_seconds, r.wall_seconds);
+                     r.batched ? "aligned, streams batched into one chunk per period (--batch)"
+                     : r.staggered ? "staggered" : "aligned",
+                     r.planned_seconds, r.wall_seconds);
   out += fmt::format("environment {}, {} logical CPUs, {}\n", e.cpu, e.logical_cpus, e.os);
   out += fmt::format("rule       {}\n", r.rule);
   if (r.state != RunState::complete) out += fmt::format("SWEEP {}: {}\n", r.state == RunState::interrupted ? "INTERRUPTED" : "INCOMPLETE", r.reason);

@@ -74,6 +74,7 @@ struct SweepReport {
   double cell_media_seconds = 0;  // each cell's length of audio
   std::int64_t baseline_ns = 0;   // each cell's baseline, before and after
   bool staggered = true;
+  bool batched = false;  // --batch: a cell's streams batched into one chunk per period
   RunMode run_mode;
   std::vector<int> chunks, streams;
   std::vector<std::string> variants;

@@ -115,6 +115,12 @@ void platform_lines(std::vector<std::string>& out, const RunReport& r) {
 void streams_head(std::vector<std::string>& out, const RunReport& r) {
   if (!r.streams) return;
   const StreamsSection& s = *r.streams;
+  if (s.batched()) {
+    out.push_back(fmt::format("streams    {} streams of this chain batched (--batch): every chunk holds each stream's chunk "
+                              "of its period, {} x {} channels, processed in one call; every stream has the figures below",
+                              s.count, s.count, r.workload.channels));
+    return;
+  }
   out.push_back(fmt::format("streams    {} {} streams of this chain, {}; the tables below are stream {}'s (the worst)",
                             s.count, s.mode,
                             s.staggered ? fmt::format("schedules staggered by {}", fmt_time(double(s.offset_step_ns)))
@@ -138,6 +144,16 @@ void streams_table(std::vector<std::string>& out, const RunReport& r) {
                               t(lat, lat.p50), t(lat, lat.p95), t(proc, proc.p50), room(head), counted,
                               stalls == misses ? fmt::format("{}", misses) : fmt::format("{}/{}ev", misses, stalls), drops, v));
   };
+  if (s.batched() && !s.streams.empty()) {
+    // one engine: every stream's figures are the batch's
+    const StreamFigures& f = s.streams.front();
+    std::string v = verdict(f.realtime_safe);
+    if (f.owner) v += fmt::format(" ({})", owner_key(*f.owner));
+    if (f.state != RunState::complete) v += fmt::format(" [{}]", run_state_name(f.state));
+    row(fmt::format("all {}", s.count), "0", f.latency, f.process, f.headroom_p95_ns, f.counted, f.misses, f.stalls,
+        f.drops, v + " (batched)");
+    return;
+  }
   for (const auto& f : s.streams) {
     std::string v = verdict(f.realtime_safe);
     if (f.owner) v += fmt::format(" ({})", owner_key(*f.owner));
@@ -260,7 +276,9 @@ void print_report(std::ostream& os, const RunReport& r) {
                      fmt_time(double(c.longest_gap.ns)), c.longest_gap.seq, c.longest_gap.at_s, c.period_ratio_p95));
   if (const std::string st = cadence_steady_line(r); !st.empty()) line(st);
   streams_table(out, r);
-  if (r.streams) line(fmt::format("stream {} (the worst):", r.streams->worst));
+  if (r.streams)
+    line(r.streams->batched() ? std::string("every stream (batched):")
+                              : fmt::format("stream {} (the worst):", r.streams->worst));
   const Counts& k = r.counts;
   std::string blame;
   for (int i = 0; i < kStageCount; ++i)
@@ -412,10 +430,15 @@ void print_compare(std::ostream& os, const CompareReport& r) {
   for (const auto& v : r.variants)
     if (v.report && v.report->streams) {
       const StreamsSection& ss = *v.report->streams;
-      line(fmt::format("streams    {} independent streams per variant at once, {}; stages and percentiles are each variant's "
-                       "worst stream's, misses, drops, verdicts and the rounds cover all its streams",
-                       ss.count,
-                       ss.staggered ? fmt::format("staggered by {}", fmt_time(double(ss.offset_step_ns))) : "aligned"));
+      if (ss.batched())
+        line(fmt::format("streams    {} streams per variant batched (--batch) into one chunk per period, processed in one "
+                         "call; misses and drops count each stream's chunks",
+                         ss.count));
+      else
+        line(fmt::format("streams    {} independent streams per variant at once, {}; stages and percentiles are each "
+                         "variant's worst stream's, misses, drops, verdicts and the rounds cover all its streams",
+                         ss.count,
+                         ss.staggered ? fmt::format("staggered by {}", fmt_time(double(ss.offset_step_ns))) : "aligned"));
       break;
     }
   if (r.state != RunState::complete)
