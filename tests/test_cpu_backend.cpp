@@ -169,6 +169,9 @@ TEST_CASE("reset clears state - wrong shapes are refused with a status") {
   CHECK(be.process({a.data(), 129, 2, DType::f32}, nullptr) == Status::shape_mismatch);
   CHECK(be.process({a.data(), 64, 1, DType::f32}, nullptr) == Status::shape_mismatch);
   CHECK(be.process({a.data(), 64, 2, DType::f64}, nullptr) == Status::shape_mismatch);
-  CHECK(be.prepare({48000, 65, 128, DType::f32}, lay_out_plan(plan, 65)) == Status::invalid_argument);
+  // a chunk holds up to kMaxChunkChannels channels (a --batch chunk of several streams)
+  CHECK(be.prepare({48000, kMaxChunkChannels + 1, 128, DType::f32}, lay_out_plan(plan, kMaxChunkChannels + 1)) ==
+        Status::invalid_argument);
+  CHECK(be.prepare({48000, 0, 128, DType::f32}, lay_out_plan(plan, 1)) == Status::invalid_argument);
   CHECK(be.prepare({48000, 2, 0, DType::f32}, lay_out_plan(plan, 2)) == Status::invalid_argument);
 }

@@ -271,6 +271,17 @@ TEST_CASE_TEMPLATE("cuda: eager and graph equal the CPU backend bit for bit over
   check_against_cpu<T>(p6, 1, 1, 50);
 }
 
+// A --batch chunk holds several streams' channels side by side: the device filters each
+// channel on its own, so a wide chunk equal to the CPU's proves every stream batched gets
+// what it gets alone (tests/test_batch.cpp shows the CPU's batched output is each stream's).
+TEST_CASE_TEMPLATE("cuda: a --batch chunk of 256 channels (128 stereo streams) and of the widest 1024 equals the CPU backend bit for bit", T, float,
+                   double) {
+  CUDA_TEST_NEEDS_GPU();
+  const Plan p6 = plan_chain(kChain6, 48000);
+  check_against_cpu<T>(p6, 256, 256, 20);
+  check_against_cpu<T>(p6, 128, kMaxChunkChannels, 10);
+}
+
 TEST_CASE("cuda: launches per chunk - fused chains of 2, 5, 10, 20 filters launch once, unfused once per filter") {
   CUDA_TEST_NEEDS_GPU();
   for (int n : {2, 5, 10, 20})
@@ -416,6 +427,7 @@ TEST_CASE("cuda: a chunk that does not fit the prepared shape is refused") {
   CHECK(b->process({buf.data(), 128, 2, DType::f64}, nullptr) == Status::shape_mismatch);
   std::string err;
   CudaOptions o;
-  CHECK(make_cuda_backend(o, lay_out_plan(plan, 65), {48000, 65, 256, DType::f32}, &err) == nullptr);
+  CHECK(make_cuda_backend(o, lay_out_plan(plan, kMaxChunkChannels + 1), {48000, kMaxChunkChannels + 1, 256, DType::f32},
+                          &err) == nullptr);
   CHECK(err.find("channels") != std::string::npos);
 }

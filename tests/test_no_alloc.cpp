@@ -118,11 +118,12 @@ struct Counts {
 // Allocations made by one engine run() of `seconds` of synthetic audio at --speed max.
 // prepare() is outside the window; thread start-up is inside and costs the same whatever
 // the length, so two runs of different lengths must count the same.
-// `wait` and `inline_process` choose the run mode (--wait, --inline).
+// `wait` and `inline_process` choose the run mode (--wait, --inline); `batch` streams
+// batched into each chunk (--batch: a BatchSource over that many sources).
 Counts engine_run_allocations(double seconds, bool file_io, const std::string& dir, WaitMode wait = WaitMode::block,
-                              bool inline_process = false) {
+                              bool inline_process = false, int batch = 1) {
   const double rate = 48000;
-  const int chunk = 64, ch = 2;
+  const int chunk = 64, ch = 2 * batch;
   const Plan plan = plan_chain("hp:80:4 | lp:12000:8 | peak:1000:gain=2", rate);
   CpuBackend be;
   REQUIRE(be.prepare({rate, ch, chunk, DType::f32}, lay_out_plan(plan, ch)) == Status::ok);
@@ -132,23 +133,35 @@ Counts engine_run_allocations(double seconds, bool file_io, const std::string& d
   if (file_io) {
     // a real file in, a real file out
     SynthSpec sp = parse_synth("noise", rate);
-    sp.channels = ch;
+    sp.channels = ch / batch;
     sp.frames = frames;
     {
       SynthSource gen(sp, DType::f32);
-      AudioWriter w(dir + "/in.wav", SF_FORMAT_WAV | SF_FORMAT_FLOAT, rate, ch);
-      std::vector<float> buf(4096 * ch);
+      AudioWriter w(dir + "/in.wav", SF_FORMAT_WAV | SF_FORMAT_FLOAT, rate, sp.channels);
+      std::vector<float> buf(4096 * static_cast<std::size_t>(sp.channels));
       int n = 0;
       while (gen.fill(buf.data(), 4096, &n) == Status::ok) w.write(buf.data(), n);
       w.commit();
     }
-    src = std::make_unique<FileSource>(dir + "/in.wav", DType::f32);
+    if (batch > 1) {
+      std::vector<std::unique_ptr<ChunkSource>> parts;
+      for (int k = 0; k < batch; ++k) parts.push_back(std::make_unique<FileSource>(dir + "/in.wav", DType::f32));
+      src = std::make_unique<BatchSource>(std::move(parts), sp.channels, chunk, DType::f32);
+    } else {
+      src = std::make_unique<FileSource>(dir + "/in.wav", DType::f32);
+    }
     sink = std::make_unique<FileSink>(dir + "/out.wav", SF_FORMAT_WAV | SF_FORMAT_FLOAT, rate, ch, DType::f32);
   } else {
     SynthSpec sp = parse_synth("sweep:20:20000", rate);
-    sp.channels = ch;
+    sp.channels = ch / batch;
     sp.frames = frames;
-    src = std::make_unique<SynthSource>(sp, DType::f32);
+    if (batch > 1) {
+      std::vector<std::unique_ptr<ChunkSource>> parts;
+      for (int k = 0; k < batch; ++k) parts.push_back(std::make_unique<SynthSource>(sp, DType::f32));
+      src = std::make_unique<BatchSource>(std::move(parts), sp.channels, chunk, DType::f32);
+    } else {
+      src = std::make_unique<SynthSource>(sp, DType::f32);
+    }
     sink = std::make_unique<NullSink>();
   }
   RunStats stats;
@@ -208,6 +221,20 @@ TEST_CASE("spin and hybrid waits and inline processing allocate nothing per chun
     (void)engine_run_allocations(50 * 64 / 48000.0, false, td.path().string(), m.wait, m.inline_process);
     const Counts small = engine_run_allocations(100 * 64 / 48000.0, false, td.path().string(), m.wait, m.inline_process);
     const Counts large = engine_run_allocations(10000 * 64 / 48000.0, false, td.path().string(), m.wait, m.inline_process);
+    CHECK(large.news == small.news);
+#if defined(CHUNKSCOPE_COUNT_MALLOC)
+    CHECK(large.mallocs == small.mallocs);
+#endif
+  }
+}
+
+TEST_CASE("a batched engine (--batch: three streams' sources in one chunk) allocates nothing per chunk") {
+  testutil::TempDir td;
+  for (bool file_io : {false, true}) {
+    CAPTURE(file_io);
+    (void)engine_run_allocations(50 * 64 / 48000.0, file_io, td.path().string(), WaitMode::block, false, 3);
+    const Counts small = engine_run_allocations(100 * 64 / 48000.0, file_io, td.path().string(), WaitMode::block, false, 3);
+    const Counts large = engine_run_allocations(10000 * 64 / 48000.0, file_io, td.path().string(), WaitMode::block, false, 3);
     CHECK(large.news == small.news);
 #if defined(CHUNKSCOPE_COUNT_MALLOC)
     CHECK(large.mallocs == small.mallocs);

@@ -111,6 +111,7 @@ RunReport combine_batched(const RunReport& batch, const RunStats& stats, int n) 
   StreamsSection s = build_streams_section(runs, false, 0);
   s.mode = "batched";
   s.blame.reset();  // one engine: no stream is worse than another
+  s.stalls = batch.counts.events();  // one event held up every stream's chunk at once: it is one event
   RunReport r = batch;
   r.verdict.text = fmt::format("{} streams batched into one chunk per period: {}", s.count, r.verdict.text);
   r.streams = std::move(s);

@@ -33,7 +33,8 @@ RunReport combine_streams(const std::vector<StreamRun>& runs, bool staggered, st
 
 /// The report of `n` streams batched into one engine (--batch): the batch's report with a
 /// streams section of mode "batched", where every stream has the batch's figures (their
-/// chunks travelled together), all of them pooled, and no stream to blame.
+/// chunks travelled together), all of them pooled (each stream's chunks count: misses and
+/// drops are n times the batch's; stall events are the batch's), and no stream to blame.
 RunReport combine_batched(const RunReport& batch, const RunStats& stats, int n);
 
 }  // namespace chunkscope

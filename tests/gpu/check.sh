@@ -29,8 +29,8 @@
 #      (NVTX_INJECTION64_PATH): the "chunk" ranges counted must equal the chunks processed
 #   5. compute-sanitizer memcheck and racecheck over a few CUDA test cases (skipped, and
 #      said so, when compute-sanitizer is not on this machine)
-#   6. a small sweep of chunk sizes and 32 channels, for the record (skipped, not failed,
-#      when past the deadline)
+#   6. a small sweep of chunk sizes and 32 channels, and 32 and 128 stereo streams batched
+#      (--batch), for the record (skipped, not failed, when past the deadline)
 #   7. summary.txt: per-run tables, and the targets, each measured figure beside its target:
 #        f32 output identical to the CPU (first-chunk checksums of every CUDA variant)
 #        launches per chunk: graph 1, eager = the plan's dispatches
@@ -313,6 +313,12 @@ for chunk in 256 1024; do
   optional_step "sweep_32ch_c$chunk" 40 "$BIN" compare --synth noise --channels 32 --rate 48000 --warmup 20 \
     --duration 3s --chain "$CHAIN7" --chunk "$chunk" --variants cpu,cuda:eager,cuda:graph --speed max --rounds 1 -q \
     --json "$OUT/sweep_32ch_c$chunk.json"
+done
+# streams batched (--batch): 32 and 128 stereo streams in one chunk per period (64 and 256
+# channels), one set of launches per period, paced
+for n in 32 128; do
+  optional_step "sweep_batch${n}_c256" 40 "$BIN" compare "${NOISE[@]}" --duration 3s --chain "$CHAIN7" --chunk 256 \
+    --streams "$n" --batch --variants cpu,cuda:eager,cuda:graph --speed 1 --rounds 1 -q --json "$OUT/sweep_batch${n}_c256.json"
 done
 
 # ------------------------------------------------------------------ 7. summary and targets

@@ -102,7 +102,7 @@ RUNS = [
     ("timing_off_c256", "7 sections, 256 frames stereo, --speed max, --gpu-timing off"),
 ]
 SWEEPS = ["sweep_2ch_c64", "sweep_2ch_c512", "sweep_2ch_c1024", "sweep_2ch_c4096", "sweep_32ch_c256",
-          "sweep_32ch_c1024"]
+          "sweep_32ch_c1024", "sweep_batch32_c256", "sweep_batch128_c256"]
 
 data = {}
 print("figures in us; process = the backend's process() call as the engine timed it (host view);")
