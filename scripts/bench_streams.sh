@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# How many streams of the bundled chain fit on this machine at one chunk size, threaded and
-# --inline, and what one more stream costs in CPU: runs, alternating, RUNS times each
+# How many streams of the bundled chain fit on this machine at one chunk size, threaded,
+# --inline and --batch, and what one more stream costs in CPU: runs, alternating, RUNS times each
 #   threaded  chunkscope sweep audio/mix_stereo_48k.flac --chain CHAIN --chunks CHUNK --streams LIST
 #   inline    the same with --inline
+#   batched   the same with --batch (every stream's chunk of a period in one chunk, one call)
 # and prints per run and as medians over the runs:
 #   largest safe   the sweep's largest safe stream count at CHUNK (0: none of LIST)
 #   cpu/stream     the least-squares slope of the engine threads' CPU share (of all CPUs)
@@ -11,13 +12,13 @@
 # the figures depend on the machine and on what else runs on it.
 #
 #   scripts/bench_streams.sh [BINARY] [RUNS] [DURATION] [LIST] [CHUNK]
-#   scripts/bench_streams.sh build/chunkscope 3 4s 1,8,16,32,48,64,96,128 256
+#   scripts/bench_streams.sh build/chunkscope 3 4s 1,8,16,32,48,64,96,128,192,256 256
 set -euo pipefail
 
 bin=${1:-build/chunkscope}
 runs=${2:-3}
 duration=${3:-4s}
-list=${4:-1,8,16,32,48,64,96,128}
+list=${4:-1,8,16,32,48,64,96,128,192,256}
 chunk=${5:-256}
 chain='hp:80:4 | lp:12000:8 | peak:1000:q=0.7:gain=6'
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,11 +28,12 @@ command -v python3 >/dev/null || { echo "bench_streams: needs python3 to read th
 work=$(mktemp -d "${TMPDIR:-/tmp}/chunkscope-streams.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-echo "bench_streams: $runs alternating runs per mode: $bin sweep audio/mix_stereo_48k.flac --chain '$chain' --chunks $chunk --streams $list --duration $duration [--inline]"
+echo "bench_streams: $runs alternating runs per mode: $bin sweep audio/mix_stereo_48k.flac --chain '$chain' --chunks $chunk --streams $list --duration $duration [--inline | --batch]"
 for ((i = 1; i <= runs; ++i)); do
-  for m in threaded inline; do
+  for m in threaded inline batched; do
     extra=()
     [ "$m" = inline ] && extra=(--inline)
+    [ "$m" = batched ] && extra=(--batch)
     "$bin" sweep "$here/audio/mix_stereo_48k.flac" --chain "$chain" --chunks "$chunk" --streams "$list" \
       --duration "$duration" --quiet --json "$work/$m-$i.json" "${extra[@]}" 2>/dev/null
   done
@@ -40,7 +42,7 @@ done
 python3 - "$work" "$runs" "$chunk" <<'PY'
 import json, statistics, sys
 work, runs, chunk = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-for m in ("threaded", "inline"):
+for m in ("threaded", "inline", "batched"):
     safe, slope = [], []
     for i in range(1, runs + 1):
         j = json.load(open(f"{work}/{m}-{i}.json"))
