@@ -5,14 +5,18 @@
                                       [--replay audio/mix_stereo_48k.flac] [--json FILE]
 
 Each round, in alternating order:
-  * `chunkscope bench --isa scalar,auto` over 2, 8 and 32 channels, 6 sections, 256-frame
+  * `chunkscope bench --isa scalar,auto` over 2, 4, 8 and 32 channels (4 and 8: the chunk
+    of 2 and 4 stereo streams batched with --batch), 6 sections, 256-frame
     chunks, f32 and f64, fused and unfused (the bench's chain: six one-section peaking
     filters);
   * scipy.signal.sosfilt on the same chain's sections (read from `chunkscope chain --json`)
     over 10 s of 48 kHz noise in memory, f32 and f64, along the time axis, for the same
     channel counts (the best of three calls);
   * with --replay FILE: `chunkscope replay FILE` at 128-frame chunks, --speed max, with
-    --isa scalar and --isa auto, reading the process stage's p50 from the JSON report.
+    --isa scalar and --isa auto, reading the process stage's p50 from the JSON report; and
+    `chunkscope replay FILE --streams 4` at 128-frame chunks, --speed max, independent and
+    --batch: the process time per stream's chunk (independent: the pooled p50; batched:
+    the batch's p50 / 4).
 
 It prints every figure as the median over the rounds, and the ratios (auto / scalar,
 auto / scipy) as the medians of the per-round ratios. Throughput is in 1e9
@@ -33,7 +37,8 @@ import time
 import numpy as np
 from scipy import signal
 
-CHANNELS = (2, 8, 32)
+CHANNELS = (2, 4, 8, 32)
+STREAMS = 4  # the replay's streams, independent and batched
 SECTIONS = 6
 CHUNK = 256
 DTYPES = ("f32", "f64")
@@ -83,6 +88,17 @@ def replay_p50(cs, path, isa, tmp):
     return d["stages"]["process"]["p50"], d["workload"]["signature"].get("cpu_isa", "?")
 
 
+def replay_streams_p50(cs, path, batch, tmp):
+    out = os.path.join(tmp, f"replay_streams_{batch}.json")
+    run([cs, "replay", path, "--chain", "hp:80:4 | lp:12000:8 | peak:1000:q=0.7:gain=6", "--chunk", "128", "--speed",
+         "max", "--baseline", "0", "--streams", str(STREAMS), "--json", out, "--quiet"] + (["--batch"] if batch else []))
+    with open(out) as f:
+        d = json.load(f)
+    assert d["streams"]["mode"] == ("batched" if batch else "independent")
+    p50 = d["streams"]["pooled"]["process"]["p50"]
+    return p50 / STREAMS if batch else p50
+
+
 def med(v):
     return statistics.median(v) if v else float("nan")
 
@@ -128,6 +144,8 @@ def main():
                 elif a.replay:
                     for isa in ("scalar", "auto"):
                         rec["replay"][isa] = replay_p50(cs, a.replay, isa, tmp)
+                    for batch in (False, True):
+                        rec["replay"]["batched" if batch else "independent"] = replay_streams_p50(cs, a.replay, batch, tmp)
             rounds.append(rec)
             print(f"round {r + 1}/{a.rounds} done", file=sys.stderr, flush=True)
 
@@ -176,8 +194,15 @@ def main():
         ratio = med([s / u for s, u in zip(sc, au)])
         print(f"replay {a.replay} --chunk 128 --speed max: process p50 {med(sc) / 1000:.2f} us (scalar) vs "
               f"{med(au) / 1000:.2f} us (auto: {isa}), {ratio:.2f}x lower")
+        ind = [x["replay"]["independent"] for x in rounds]
+        bat = [x["replay"]["batched"] for x in rounds]
+        r_b = med([i / b for i, b in zip(ind, bat)])
+        print(f"replay {a.replay} --chunk 128 --speed max --streams {STREAMS}: process per stream's chunk "
+              f"{med(ind) / 1000:.2f} us (independent, pooled p50) vs {med(bat) / 1000:.2f} us (--batch, the batch's "
+              f"p50 / {STREAMS}), {r_b:.2f}x lower")
         replay = {"file": a.replay, "chunk": 128, "scalar_p50_ns": sc, "auto_p50_ns": au, "auto_isa": isa,
-                  "scalar_over_auto": ratio}
+                  "scalar_over_auto": ratio, "streams": STREAMS, "independent_per_stream_p50_ns": ind,
+                  "batched_per_stream_p50_ns": bat, "independent_over_batched": r_b}
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"schema": "chunkscope.bench-vs-scipy/1", "unit": "1e9 biquad-samples per second",
