@@ -278,9 +278,7 @@ EngineResult Engine::run() {
           res.source_status = st;
           break;
         }
-        ++res.drops;
-        ++res.drops_pool;
-        if (res.drop_seqs.size() < res.drop_seqs.capacity()) res.drop_seqs.push_back(seq);
+        m.note_drop(seq, true);
         ++seq;
         media += n;
         continue;
@@ -321,9 +319,7 @@ EngineResult Engine::run() {
       if (paced) {
         queued = m.q_in->size_approx() < depth && m.q_in->try_enqueue(c);
         if (!queued) {
-          ++res.drops;
-          ++res.drops_queue;
-          if (res.drop_seqs.size() < res.drop_seqs.capacity()) res.drop_seqs.push_back(seq);
+          m.note_drop(seq, false);
           spare = c;
         }
       } else {

@@ -252,8 +252,15 @@ TEST_CASE("SIGINT during a replay stops cleanly and still writes the report, mar
           static_cast<char*>(nullptr));
     _exit(127);
   }
-  // wait until it streams (the 10 s file takes 10 s), then interrupt
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  // wait until it streams (the 10 s file takes 10 s): its output's partial file holds more
+  // than a header, so chunks have been emitted; then interrupt. Polled, not timed, so that a
+  // slow or busy machine only waits longer.
+  const fs::path partial = fs::path(td.file(".o.wav." + std::to_string(pid) + ".partial"));
+  for (int i = 0; i < 6000; ++i) {
+    std::error_code ec;
+    if (fs::file_size(partial, ec) > 4096 && !ec) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   kill(pid, SIGINT);
   int st = 0;
   waitpid(pid, &st, 0);

@@ -171,8 +171,8 @@ struct ServingRun {
   testutil::TempDir td;
   int port = testutil::free_port();
   pid_t pid = -1;
-  explicit ServingRun(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{"synth",   "--duration",     "2s",  "--chain", "lp:8000:4", "--baseline", "200ms",
+  explicit ServingRun(std::vector<std::string> extra = {}, const std::string& chain = "lp:8000:4") {
+    std::vector<std::string> args{"synth",   "--duration",     "2s",  "--chain", chain, "--baseline", "200ms",
                                   "--quiet", "--json",         "report.json", "--metrics-listen",
                                   "127.0.0.1:" + std::to_string(port), "--metrics-hold", "120s"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -502,6 +502,28 @@ TEST_CASE("metrics: a real Prometheus scrapes a synth run and agrees with its re
     CHECK(json::parse(r.body, nullptr, false).value("status", "") == "success");
   }
   CHECK(run.stop() == 0);
+}
+
+TEST_CASE("metrics: chunks the source drops (queue full, pool empty) are served as they happen and in the end") {
+  if (!metrics::server_available()) {
+    MESSAGE("skipped: this build has no metrics server (civetweb, Debian libcivetweb-dev, not found)");
+    return;
+  }
+  // an 8 ms spin cannot keep 5.333 ms chunks: the processor falls behind on any machine, the
+  // input queue fills and the source drops
+  ServingRun run({}, "lp:8000:2 | spin:8ms");
+  const json report = run.wait_report();
+  const testutil::HttpReply r = testutil::http(run.port, "GET", "/metrics");
+  REQUIRE(r.status == 200);
+  const Parsed p = parse_exposition(r.body);
+  CHECK_MESSAGE(p.errors.empty(), (p.errors.empty() ? "" : p.errors.front()));
+  const auto drops = report["counts"]["drops"].get<double>();
+  REQUIRE(drops > 0);
+  const auto it = std::find_if(p.order.begin(), p.order.end(), [](const std::string& k) {
+    return k.rfind("chunkscope_dropped_chunks_total{stream=\"0\"", 0) == 0;
+  });
+  REQUIRE(it != p.order.end());
+  CHECK(num(p, *it) == drops);
 }
 
 TEST_CASE("metrics: --streams 3 serves one labelled series per stream with each stream's counts") {
