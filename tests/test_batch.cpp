@@ -250,15 +250,32 @@ TEST_CASE("batch: a sweep with --batch runs its cells of 2 or more streams batch
   testutil::TempDir dir;
   const std::string json = dir.file("s.json");
   const auto res = testutil::run_cli({"sweep", "--synth", "noise", "--chain", "lp:8000:2", "--chunks", "480", "--streams",
-                                      "1,2", "--batch", "--duration", "0.3s", "--baseline", "0", "--quiet", "--json", json});
+                                      "2,3", "--batch", "--duration", "0.3s", "--baseline", "0", "--quiet", "--json", json});
   REQUIRE_MESSAGE(res.rc == 0, res.err);
   const auto j = testutil::load_json(json);
   CHECK(j.at("workload").at("batch") == true);
   CHECK(j.at("workload").at("stagger") == false);
   // 0.3 s in 480-frame chunks: 30 chunks, 10 of them warm-up; a cell counts every stream's
+  // the row's first cell always runs, so at least the 2-stream batch is checked
+  int done = 0;
   for (const auto& c : j.at("cells")) {
     if (c.at("state") != "done") continue;
     const auto n = c.at("streams").get<std::uint64_t>();
+    CHECK(n >= 2);
     CHECK(c.at("counted").get<std::uint64_t>() + c.at("drops").get<std::uint64_t>() == 20 * n);
+    ++done;
   }
+  CHECK(done >= 1);
+}
+
+TEST_CASE("batch: stage-bench refuses a batched report in one line, exit 2") {
+  testutil::TempDir dir;
+  const std::string json = dir.file("b.json");
+  const auto res = testutil::run_cli({"synth", "--duration", "0.2s", "--chunk", "480", "--chain", "lp:8000:2", "--streams",
+                                      "2", "--batch", "--baseline", "0", "--quiet", "--json", json});
+  REQUIRE_MESSAGE(res.rc <= 1, res.err);
+  const auto r = testutil::run_cli({"stage-bench", json, "--stage", "process"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("a --batch run (2 streams of 2 channel(s) in one chunk of 4)") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }

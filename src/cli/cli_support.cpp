@@ -172,7 +172,7 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
                      on_off(o.stagger));
     add_flag(c, "--batch", o.batch,
              "Gather every stream's chunk of a period into one chunk (streams x channels) and process it in one call: "
-             "one launch per period on the GPU; the streams are aligned");
+             "one set of launches per period on the GPU; the streams are aligned");
   }
   if (groups & kMetrics) {
     add_text(c, "--metrics-listen", o.metrics_listen,

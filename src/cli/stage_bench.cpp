@@ -104,6 +104,10 @@ Subject load_subject(const std::string& spec) {
                  "chunkscope to record one");
   s.sig = *w.signature;
   const Signature& g = s.sig;
+  if (s.report.streams && s.report.streams->batched())
+    bad(s.label, fmt::format("a --batch run ({} streams of {} channel(s) in one chunk of {}): stage-bench replays one "
+                             "stream's input; rerun one stream without --streams and --batch and bench that report",
+                             s.report.streams->count, w.channels, g.channels));
   if (g.frames < 1 || g.frames > kMaxChunkFrames)
     bad(s.label, fmt::format("workload.signature.frames = {} is out of range 1..{}", g.frames, kMaxChunkFrames));
   if (g.channels < 1 || g.channels > kMaxChannels)

@@ -266,7 +266,7 @@ Command add_sweep_command(CLI::App& app) {
                    },
                    on_off(o->stream.stagger));
   add_flag(c, "--batch", o->stream.batch,
-           "Each cell's streams batched into one chunk per period, processed in one call (one launch per period on the "
+           "Each cell's streams batched into one chunk per period, processed in one call (one set of launches per period on the "
            "GPU)");
   add_text(c, "--variants", o->variants,
            "Comma-separated, as compare names them (cpu, cpu:unfused, cuda:graph, ...); default: the one --backend, "

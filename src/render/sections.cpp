@@ -187,7 +187,7 @@ std::string streams_section(const RunReport& r) {
         "<h2>Streams</h2><p>{} streams of this chain ran batched (<code>--batch</code>): every chunk held each stream's "
         "chunk of its period, {} x {} channels, processed in one call{}. Their chunks travelled together, so every "
         "stream has the figures on this page{}.</p>",
-        ss.count, ss.count, r.workload.channels, r.workload.backend == "cuda" ? " (one launch per period)" : "",
+        ss.count, ss.count, r.workload.channels, r.workload.backend == "cuda" ? " (one set of launches per period)" : "",
         f && f->headroom_p95_ns ? fmt::format(": p95 headroom {}", ft(static_cast<double>(*f->headroom_p95_ns)))
                                 : std::string());
   }
