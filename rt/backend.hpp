@@ -6,6 +6,7 @@
 //   reset    [no-alloc, blocks] clears filter state without reallocating.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "rt/status.hpp"
@@ -22,6 +23,9 @@ constexpr unsigned dtype_size(DType d) noexcept { return d == DType::f32 ? 4u : 
 inline constexpr int kMaxChannels = 64;       // of a stream (a file, a device, a signal)
 inline constexpr int kMaxChunkChannels = 1024; // of a chunk: a --batch chunk holds several streams' channels
 inline constexpr int kMaxChunkFrames = 65536;
+inline constexpr int kMaxTimedSteps = 16;     // steps timed one by one; later steps share the last slot
+
+class HostedFactory;  // rt/hosted.hpp
 
 struct ProcessSpec {
   double rate = 48000;
@@ -36,6 +40,7 @@ struct AudioView {
   int frames = 0;
   int channels = 0;
   DType dtype = DType::f32;
+  std::uint64_t seq = 0;  // the chunk's sequence number, for the audit and crash notes
 };
 
 /// What one process() call did and where its time went (ns). Written by the backend.
@@ -49,17 +54,25 @@ struct ProcessStats {
   std::int64_t d2h_ns = 0;
   std::int64_t sync_ns = 0;        // CPU time waiting for the GPU
   std::int64_t calib_ns = 0;       // time spent in spin/sleep steps
+  // Each planned step's own time (CPU backend): wall ns from the step's start to its end
+  // (a hosted step: its call alone, not the conversions around it), and for hosted steps the
+  // thread's CPU time in the call (0 for the others). Clamped to 2^32-1 ns; steps from
+  // kMaxTimedSteps on add into the last slot. `steps`: slots written.
+  std::uint32_t steps = 0;
+  std::uint32_t step_ns[kMaxTimedSteps] = {};
+  std::uint32_t step_cpu_ns[kMaxTimedSteps] = {};
 };
 
 /// One planned step as a backend runs it: a cascade's place in the flat coefficient and
 /// state arrays, or a calibration step.
 struct StepLayout {
-  enum class Kind : std::uint8_t { cascade, spin, sleep } kind = Kind::cascade;
+  enum class Kind : std::uint8_t { cascade, spin, sleep, hosted } kind = Kind::cascade;
   int sections = 0;
   std::size_t coef_offset = 0;   // values into the coefficient array (5 per section)
   std::size_t state_offset = 0;  // values into the state array (2 per section per channel)
   std::int64_t time_ns = 0;      // spin/sleep
   std::uint32_t every = 1;       // spin/sleep: paid by one chunk in `every`
+  std::uint32_t hosted = 0;      // hosted: index into ChainLayout::hosted
 };
 
 /// A planned chain laid out for a backend with a given channel count: one record per step,
@@ -73,6 +86,9 @@ struct ChainLayout {
   std::size_t state_values = 0;
   std::uint32_t cascades = 0;   // cascade steps (dispatches per chunk)
   bool fused = true;            // label for reports: the planner fused consecutive filters
+  // the code of each hosted step (rt/hosted.hpp), in step order; backends that cannot host
+  // refuse a layout that has any
+  std::vector<std::shared_ptr<const HostedFactory>> hosted;
 };
 
 /// What a backend did since prepare()/reset(), for reports. Plain counters.

@@ -17,6 +17,14 @@ inline std::int64_t now_ns() noexcept {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+/// CPU time of the calling thread in ns (a system call: CLOCK_THREAD_CPUTIME_ID is not in
+/// the vDSO). [no-alloc, no-block]
+inline std::int64_t thread_cpu_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 /// Sleeps until the absolute monotonic time `t` (TIMER_ABSTIME: no drift from wake-up
 /// latency). [no-alloc, blocks] Sleeps by design; for pacing threads.
 inline void sleep_until_ns(std::int64_t t) noexcept {

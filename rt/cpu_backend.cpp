@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <ctime>
+#include <sys/resource.h>
 
+#include "rt/alloc_audit.hpp"
 #include "rt/clock.hpp"
 #include "rt/denormals.hpp"
 #include "rt/sos_math.hpp"
@@ -65,7 +68,41 @@ simd::CascadeFn<T> pick_kernel(CpuIsa isa) noexcept {
   return &cascade_scalar<T>;
 }
 
+/// Voluntary context switches of the calling thread so far. [no-alloc, no-block] A system call.
+std::int64_t voluntary_switches() noexcept {
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_nvcsw;
+}
+
+/// [no-alloc, no-block]
+std::uint32_t clamp32(std::int64_t ns) noexcept { return static_cast<std::uint32_t>(std::clamp<std::int64_t>(ns, 0, 0xffffffffLL)); }
+
+/// Interleaved chunk -> planar floats. [no-alloc, no-block]
+template <class T>
+void to_planar(const T* data, int frames, int channels, float* const* out) noexcept {
+  for (int c = 0; c < channels; ++c) {
+    float* dst = out[c];
+    for (int f = 0; f < frames; ++f) dst[f] = static_cast<float>(data[static_cast<std::ptrdiff_t>(f) * channels + c]);
+  }
+}
+
+/// Planar floats -> interleaved chunk. [no-alloc, no-block]
+template <class T>
+void from_planar(T* data, int frames, int channels, const float* const* in) noexcept {
+  for (int c = 0; c < channels; ++c) {
+    const float* src = in[c];
+    for (int f = 0; f < frames; ++f) data[static_cast<std::ptrdiff_t>(f) * channels + c] = static_cast<T>(src[f]);
+  }
+}
+
 }  // namespace
+
+namespace {
+HostedWhere g_hosted_where;  // constant-initialised: a signal handler may read it at any time
+}  // namespace
+
+HostedWhere& hosted_where() noexcept { return g_hosted_where; }
 
 void spin_for_ns(std::int64_t ns) noexcept {
   const std::int64_t end = now_ns() + ns;
@@ -117,9 +154,48 @@ Status CpuBackend::prepare(const ProcessSpec& spec, const ChainLayout& layout) {
   const std::size_t state_len = lay.state_values;
   state32_.assign(spec.dtype == DType::f32 ? state_len : 0, 0.0f);
   state64_.assign(spec.dtype == DType::f64 ? state_len : 0, 0.0);
+  if (!prepare_hosted(spec, lay)) return Status::invalid_argument;
   chunk_index_ = 0;
   prepared_ = true;
   return Status::ok;
+}
+
+CpuBackend::~CpuBackend() = default;
+
+bool CpuBackend::prepare_hosted(const ProcessSpec& spec, const ChainLayout& lay) {
+  error_.clear();
+  failure_[0] = '\0';
+  factories_ = lay.hosted;
+  hosted_.clear();
+  audit_.assign(factories_.size(), HostedAudit{});
+  for (auto& a : audit_) a.allocations_counted = alloc_audit::interposer_active();
+  const HostedShape shape{spec.rate, spec.max_frames, spec.channels};
+  for (const auto& f : factories_) {
+    std::string why;
+    auto p = f ? f->create(shape, why) : nullptr;
+    if (!p) {
+      error_ = f ? f->label() + ": " + (why.empty() ? "could not be made" : why) : "a hosted step has no code";
+      hosted_.clear();
+      return false;
+    }
+    hosted_.push_back(std::move(p));
+  }
+  // what two back-to-back reads of the thread's CPU clock measure: the clock's own cost,
+  // taken off every hosted call's CPU time (the smallest of a few tries)
+  cpu_clock_cost_ns_ = 0;
+  if (!factories_.empty()) {
+    std::int64_t best = INT64_MAX;
+    for (int i = 0; i < 32; ++i) {
+      const std::int64_t a = thread_cpu_ns();
+      best = std::min(best, thread_cpu_ns() - a);
+    }
+    cpu_clock_cost_ns_ = best;
+  }
+  const std::size_t per = factories_.empty() ? 0 : static_cast<std::size_t>(spec.max_frames);
+  planar_.assign(per * static_cast<std::size_t>(spec.channels), 0.0f);
+  planar_ptrs_.assign(factories_.empty() ? 0 : static_cast<std::size_t>(spec.channels), nullptr);
+  for (std::size_t c = 0; c < planar_ptrs_.size(); ++c) planar_ptrs_[c] = planar_.data() + c * per;
+  return true;
 }
 
 template <class T>
@@ -146,25 +222,117 @@ Status CpuBackend::process(AudioView io, ProcessStats* stats) noexcept {
     return Status::shape_mismatch;
   ScopedFlushDenormals ftz;
   ProcessStats local{};
+  std::int64_t t = step_timing_ ? now_ns() : 0;
+  int slot = 0;
   for (const auto& st : steps_) {
+    bool timed_here = false;  // the step stamped its own time (hosted: the call alone)
     if (st.kind == Step::Kind::cascade) {
       if (io.dtype == DType::f32)
         run_cascade(st, static_cast<float*>(io.data), io.frames);
       else
         run_cascade(st, static_cast<double*>(io.data), io.frames);
       ++local.dispatches;
+    } else if (st.kind == Step::Kind::hosted) {
+      const bool ok_step = io.dtype == DType::f32 ? run_hosted(st, slot, static_cast<float*>(io.data), io, local)
+                                                  : run_hosted(st, slot, static_cast<double*>(io.data), io, local);
+      timed_here = true;
+      if (!ok_step) {
+        if (stats) *stats = local;
+        ++chunk_index_;
+        return Status::stage_failed;
+      }
     } else if (chunk_index_ % st.every == 0) {
       pay_calibration(st.kind == Step::Kind::spin, st.time_ns, local);
     }
+    if (step_timing_) {
+      const std::int64_t t1 = now_ns();
+      if (!timed_here) local.step_ns[slot] += clamp32(t1 - t);
+      t = t1;
+      if (slot + 1 < kMaxTimedSteps) ++slot;
+    }
   }
+  local.steps = step_timing_ ? static_cast<std::uint32_t>(std::min<std::size_t>(steps_.size(), kMaxTimedSteps)) : 0;
   ++chunk_index_;
   if (stats) *stats = local;
   return Status::ok;
 }
 
+template <class T>
+bool CpuBackend::run_hosted(const Step& st, int slot, T* data, const AudioView& io, ProcessStats& ps) noexcept {
+  HostedProcessor& proc = *hosted_[st.hosted];
+  HostedAudit& a = audit_[st.hosted];
+  const int channels = spec_.channels;
+  to_planar(data, io.frames, channels, planar_ptrs_.data());
+  HostedWhere& where = hosted_where();
+  where.chunk.store(io.seq, std::memory_order_relaxed);
+  where.label.store(factories_[st.hosted]->label().c_str(), std::memory_order_relaxed);
+  where.step.store(slot + 1, std::memory_order_relaxed);
+  const std::int64_t vcs0 = voluntary_switches();
+  const std::int64_t cpu0 = thread_cpu_ns();
+  alloc_audit::arm();
+  const std::int64_t t0 = now_ns();
+  const bool ok_call = proc.process(planar_ptrs_.data(), io.frames);
+  const std::int64_t t1 = now_ns();
+  const alloc_audit::Counts heap = alloc_audit::disarm();
+  const std::int64_t cpu = std::max<std::int64_t>(0, thread_cpu_ns() - cpu0 - cpu_clock_cost_ns_);
+  const std::int64_t vcs = voluntary_switches() - vcs0;
+  where.step.store(0, std::memory_order_relaxed);
+  ++a.calls;
+  a.wall_ns += t1 - t0;
+  a.cpu_ns += cpu;
+  ps.step_ns[slot] += clamp32(t1 - t0);
+  ps.step_cpu_ns[slot] += clamp32(cpu);
+  if (heap.allocations + heap.frees > 0 && a.first_alloc == kNoChunk) a.first_alloc = io.seq;
+  a.allocations += heap.allocations;
+  a.frees += heap.frees;
+  if (vcs > 0) {
+    if (a.first_block == kNoChunk) a.first_block = io.seq;
+    ++a.blocking_calls;
+    a.voluntary_switches += static_cast<std::uint64_t>(vcs);
+    a.blocked_ns += std::max<std::int64_t>(0, (t1 - t0) - cpu);
+  }
+  if (!ok_call) {
+    const char* why = proc.last_error();
+    set_failure(factories_[st.hosted]->label().c_str(), why && *why ? why : "process() returned an error");
+    return false;
+  }
+  scan_output(a, io.frames, io.seq);
+  from_planar(data, io.frames, channels, planar_ptrs_.data());
+  return true;
+}
+
+void CpuBackend::set_failure(const char* label, const char* why) noexcept {
+  std::size_t n = 0;
+  for (const char* part : {label, ": ", why})
+    for (const char* c = part; *c && n + 1 < sizeof failure_; ++c) failure_[n++] = *c;
+  failure_[n] = '\0';
+}
+
+void CpuBackend::scan_output(HostedAudit& a, int frames, std::uint64_t seq) noexcept {
+  std::uint64_t bad = 0, sub = 0;
+  for (float* ch : planar_ptrs_) {
+    for (int f = 0; f < frames; ++f) {
+      std::uint32_t bits;
+      std::memcpy(&bits, ch + f, sizeof bits);
+      const std::uint32_t e = bits & 0x7f800000u;
+      bad += e == 0x7f800000u;
+      sub += e == 0 && (bits & 0x007fffffu) != 0;
+    }
+  }
+  if (bad > 0 && a.first_nonfinite == kNoChunk) a.first_nonfinite = seq;
+  a.nonfinite += bad;
+  a.subnormal += sub;
+}
+
 void CpuBackend::reset() noexcept {
   std::fill(state32_.begin(), state32_.end(), 0.0f);
   std::fill(state64_.begin(), state64_.end(), 0.0);
+  for (auto& p : hosted_) p->reset();
+  const bool counted = alloc_audit::interposer_active();
+  for (auto& a : audit_) {
+    a = HostedAudit{};
+    a.allocations_counted = counted;
+  }
   chunk_index_ = 0;
 }
 

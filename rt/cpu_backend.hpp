@@ -13,10 +13,12 @@
 #include <cstdint>
 #include <new>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "rt/backend.hpp"
 #include "rt/cpu_simd.hpp"
+#include "rt/hosted.hpp"
 
 namespace chunkscope {
 
@@ -43,20 +45,27 @@ class CpuBackend final : public Backend {
   /// `fused` is only a label for reports; fusion is decided by the plan. [no-alloc, no-block]
   /// `isa` forces the cascade kernels' instruction set (prepare() refuses one this CPU
   /// cannot run); without it, prepare() picks by cpu_isa_auto() for the chain's shape.
-  explicit CpuBackend(bool fused_label = true, std::optional<CpuIsa> isa = std::nullopt)
-      : fused_label_(fused_label), forced_isa_(isa) {}
+  /// `step_timing`: time each planned step (ProcessStats::step_ns); off, only the benchmark
+  /// of that timing's own cost uses it.
+  explicit CpuBackend(bool fused_label = true, std::optional<CpuIsa> isa = std::nullopt, bool step_timing = true)
+      : fused_label_(fused_label), forced_isa_(isa), step_timing_(step_timing) {}
+  ~CpuBackend() override;
 
   /// [no-alloc, no-block]
   const char* name() const noexcept override { return "cpu"; }
   /// [no-alloc, no-block]
   const char* mode() const noexcept override { return fused_label_ ? "fused" : "unfused"; }
-  /// Allocates coefficient and state arrays for the plan; invalid_argument when the CPU
-  /// lacks the instruction set. [allocates, no-block]
+  /// Allocates coefficient and state arrays for the plan and makes each hosted step's
+  /// processor with its planar scratch; invalid_argument when the CPU lacks the instruction
+  /// set or a hosted step cannot be made (last_error() names it). [allocates, blocks]
   Status prepare(const ProcessSpec& spec, const ChainLayout& layout) override;
-  /// [no-alloc, no-block] No locks; flushes denormals for the call.
+  /// [no-alloc, no-block] No locks; flushes denormals for the call. A hosted step's code
+  /// runs inside: what it does is audited, not promised.
   Status process(AudioView io, ProcessStats* stats) noexcept override;
-  /// [no-alloc, no-block] Zeroes state and the chunk counter.
+  /// [no-alloc, no-block] Zeroes state, the chunk counter and the audit; resets hosted steps.
   void reset() noexcept override;
+  /// [no-alloc, no-block]
+  const char* last_error() const noexcept override { return failure_[0] ? failure_ : error_.c_str(); }
   /// [no-alloc, no-block]
   BackendCounters counters() const noexcept override {
     BackendCounters c;
@@ -73,6 +82,12 @@ class CpuBackend final : public Backend {
   /// How the kernels lay the plan's longest cascade out in vectors for the prepared shape
   /// (shorter ones may differ: cascade_layout()). [no-alloc, no-block]
   CascadeLayout layout() const noexcept { return layout_; }
+  /// The audit of each hosted step since prepare()/reset(), in step order. [no-alloc, no-block]
+  const std::vector<HostedAudit>& hosted_audit() const noexcept { return audit_; }
+  /// The frames of delay hosted step `i` declares. [no-alloc, no-block]
+  std::uint32_t hosted_latency(std::size_t i) const noexcept {
+    return i < hosted_.size() ? hosted_[i]->latency_frames() : 0;
+  }
 
  private:
   using Step = StepLayout;  // offsets into coef32_/coef64_ and state32_/state64_
@@ -80,8 +95,29 @@ class CpuBackend final : public Backend {
   template <class T>
   void run_cascade(const Step& st, T* data, int frames) noexcept;
 
+  /// Runs hosted step `st` on the chunk: planar conversion, the timed and audited call,
+  /// the scan of its output, and back. Returns false when the step failed. [no-alloc, no-block]
+  /// as far as the hosted code is.
+  template <class T>
+  bool run_hosted(const Step& st, int slot, T* data, const AudioView& io, ProcessStats& ps) noexcept;
+  /// Makes the hosted steps' processors and their scratch. [allocates, blocks]
+  bool prepare_hosted(const ProcessSpec& spec, const ChainLayout& lay);
+  /// Keeps "label: why" in failure_, truncated. [no-alloc, no-block]
+  void set_failure(const char* label, const char* why) noexcept;
+  /// Counts the NaN, infinite and subnormal samples the step left in the planar scratch. [no-alloc, no-block]
+  void scan_output(HostedAudit& a, int frames, std::uint64_t seq) noexcept;
+
   bool fused_label_;
   std::optional<CpuIsa> forced_isa_;
+  bool step_timing_ = true;
+  std::vector<std::shared_ptr<const HostedFactory>> factories_;
+  std::vector<std::unique_ptr<HostedProcessor>> hosted_;
+  std::vector<HostedAudit> audit_;
+  std::vector<float> planar_;        // channels x max_frames floats
+  std::vector<float*> planar_ptrs_;  // one per channel
+  std::int64_t cpu_clock_cost_ns_ = 0;  // a read of the thread CPU clock, measured at prepare
+  std::string error_;        // why prepare() failed
+  char failure_[512] = {};   // why process() failed (written on the processor thread)
   CpuIsa isa_ = CpuIsa::scalar;
   CascadeLayout layout_ = CascadeLayout::scalar;
   simd::CascadeFn<float> kernel32_ = nullptr;

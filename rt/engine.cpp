@@ -22,14 +22,6 @@ constexpr std::uint32_t kChunkFailed = 1u << 31;  // processing failed: the sink
 constexpr std::int64_t kStartSlackNs = 2'000'000;  // first chunk is scheduled this far ahead
 constexpr std::uint64_t kBlockWaitUs = 2'000;        // a blocked consumer looks at the done flags this often
 
-/// CPU time of the calling thread in ns (a system call: CLOCK_THREAD_CPUTIME_ID is not in
-/// the vDSO). [no-alloc, no-block]
-inline std::int64_t thread_cpu_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 inline int this_tid() noexcept { return static_cast<int>(syscall(SYS_gettid)); }
 }  // namespace
 
@@ -135,11 +127,12 @@ struct Engine::Impl {
       const std::int64_t cpu0 = thread_cpu_ns();
       r.proc_start = now_ns();
       if (ok(st)) {
+        const AudioView view{c->data, static_cast<int>(r.frames), cfg.spec.channels, cfg.spec.dtype, r.seq};
         if (ftz) {
           ScopedFlushDenormals flush;
-          st = backend->process({c->data, static_cast<int>(r.frames), cfg.spec.channels, cfg.spec.dtype}, &ps);
+          st = backend->process(view, &ps);
         } else {
-          st = backend->process({c->data, static_cast<int>(r.frames), cfg.spec.channels, cfg.spec.dtype}, &ps);
+          st = backend->process(view, &ps);
         }
       }
       r.proc_end = now_ns();
@@ -155,6 +148,9 @@ struct Engine::Impl {
       r.calib_ns = ps.calib_ns;
       r.dispatches = ps.dispatches;
       r.launches = ps.launches;
+      r.steps = ps.steps;
+      std::copy(std::begin(ps.step_ns), std::end(ps.step_ns), std::begin(r.step_ns));
+      std::copy(std::begin(ps.step_cpu_ns), std::end(ps.step_cpu_ns), std::begin(r.step_cpu_ns));
       if (!ok(st)) {
         result.process_status = st;
         r.flags |= kChunkFailed;

@@ -128,6 +128,10 @@ void RunStats::prepare(const RunStatsConfig& cfg) {
   warmup_latency = stats::LogHistogram();
   source_wake = stats::LogHistogram();
   source_read = stats::LogHistogram();
+  const auto nsteps = static_cast<std::size_t>(std::clamp(cfg.steps, 0, kMaxTimedSteps));
+  step_wall.assign(nsteps, stats::LogHistogram());
+  step_cpu.assign(nsteps, stats::LogHistogram());
+  step_miss.assign(nsteps, 0);
   miss_owner.fill(0);
   miss_owner_ns.fill(0);
   stalls = 0;
@@ -237,6 +241,17 @@ void RunStats::add(ChunkRecord& r) noexcept {
   overhead.record(nn(L - st[static_cast<int>(Stage::process)]));
   dispatches += r.dispatches;
   launches += r.launches;
+  const std::size_t timed = std::min<std::size_t>(r.steps, step_wall.size());
+  int top_step = -1;
+  std::int64_t top_ns = -1;
+  for (std::size_t i = 0; i < timed; ++i) {
+    step_wall[i].record(r.step_ns[i]);
+    if (r.step_cpu_ns[i] > 0) step_cpu[i].record(r.step_cpu_ns[i]);
+    if (static_cast<std::int64_t>(r.step_ns[i]) > top_ns) {
+      top_ns = r.step_ns[i];
+      top_step = static_cast<int>(i);
+    }
+  }
 
   if (stall_open_ && r.sched > open_stall_end_) stall_open_ = false;  // the hold-up is over
   if (cfg_.paced && L > cfg_.budget_ns) {
@@ -273,8 +288,9 @@ void RunStats::add(ChunkRecord& r) noexcept {
     for (int i = 0; i < kOwnerCount; ++i) miss_owner_ns[static_cast<std::size_t>(i)] += split.owner_ns[static_cast<std::size_t>(i)];
     const Cause cause = split.largest;
     const std::int64_t cause_ns = split.ns[static_cast<std::size_t>(cause)];
+    if (top_step >= 0) ++step_miss[static_cast<std::size_t>(top_step)];
     if (miss_list.size() < miss_list.capacity())  // within reserved capacity
-      miss_list.push_back({r.seq, L, r.emit, static_cast<Stage>(worst), owner, cause, cause_ns});
+      miss_list.push_back({r.seq, L, r.emit, static_cast<Stage>(worst), owner, cause, cause_ns, top_step, top_ns});
     note_stall(r, L, owner, cause, cause_ns);
   }
   const std::int64_t dry_after = cfg_.dry_after_ns > 0 ? cfg_.dry_after_ns : cfg_.chunk_ns;

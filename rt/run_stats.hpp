@@ -99,6 +99,7 @@ struct RunStatsConfig {
   // Cadence: a consumer holding the margin's worth of audio runs dry when a chunk is out
   // later than its deadline plus the margin, L > B + margin. 0: D (B + margin = D).
   std::int64_t dry_after_ns = 0;
+  int steps = 0;  // planned steps the backend times (at most kMaxTimedSteps): one histogram each
 };
 
 /// One emitted chunk, compact, for per-chunk plots: stamps relative to nothing (raw ns),
@@ -123,6 +124,8 @@ struct MissEntry {
   Owner owner;
   Cause cause;       // the largest part of its latency
   std::int64_t cause_ns;
+  std::int32_t step;      // 0-based planned step that took the most time in processing; -1: none timed
+  std::int64_t step_ns;   // and its time
 };
 
 class RunStats {
@@ -177,6 +180,9 @@ class RunStats {
   stats::LogHistogram warmup_latency;
   stats::LogHistogram source_wake;    // woke - sched (paced sources)
   stats::LogHistogram source_read;    // ready - woke
+  std::vector<stats::LogHistogram> step_wall;  // per timed step: its wall time (RunStatsConfig::steps)
+  std::vector<stats::LogHistogram> step_cpu;   // per timed step: CPU time of hosted steps (empty for others)
+  std::vector<std::uint64_t> step_miss;        // misses whose processing's largest step it was
 
   std::uint64_t chunks = 0;          // after warm-up
   std::uint64_t warmup_chunks = 0;

@@ -16,6 +16,7 @@ const char* describe(Status s) noexcept {
     case Status::end_of_stream: return "end of stream";
     case Status::io_error: return "I/O error";
     case Status::interrupted: return "interrupted";
+    case Status::stage_failed: return "a hosted stage failed";
   }
   return "unknown status";
 }

@@ -18,6 +18,7 @@ enum class Status : std::uint8_t {
   end_of_stream,      // the source has no more data
   io_error,           // a read or write failed
   interrupted,        // stopped by a signal or a request
+  stage_failed,       // a hosted step's process() reported a failure
 };
 
 /// Short English description of a status. [no-alloc, no-block] Returns a literal.

@@ -14,6 +14,9 @@ namespace {
 std::unique_ptr<Backend> make_cpu_backend(const Plan& plan, const ProcessSpec& spec, const std::optional<CpuIsa>& isa) {
   auto b = std::make_unique<CpuBackend>(plan.fused, check_isa(isa));
   const Status s = b->prepare(spec, lay_out_plan(plan, spec.channels));
+  // a hosted step that cannot be made for this stream is bad input: it names itself
+  if (!ok(s) && plan.hosted_steps() > 0 && *b->last_error())
+    throw InputError(fmt::format("chain '{}': {}", plan.spec, b->last_error()));
   if (!ok(s)) throw RuntimeFailure(fmt::format("cpu backend: prepare failed: {}", describe(s)));
   return b;
 }
@@ -81,6 +84,10 @@ std::unique_ptr<Backend> make_backend(const BackendChoice& choice, const Plan& p
   switch (choice.backend) {
     case BackendKind::cpu: return make_cpu_backend(plan, spec, choice.cpu_isa);
     case BackendKind::cuda: {
+      if (const std::size_t at = plan.first_hosted_stage())
+        throw InputError(fmt::format("--backend cuda: chain stage {} '{}' is hosted code, which runs on the CPU only "
+                                     "(use --backend cpu)",
+                                     at, plan.stages[at - 1].spec.text));
       std::string err;
       auto b = make_cuda_backend(choice.cuda, lay_out_plan(plan, spec.channels), spec, &err);
       if (!b) throw RuntimeFailure(fmt::format("--backend cuda: {}", err.empty() ? "unavailable" : err));

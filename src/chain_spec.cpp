@@ -1,5 +1,7 @@
 #include "src/chain_spec.hpp"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
@@ -53,6 +55,7 @@ constexpr KindName kKinds[] = {
     {"hp2", StageKind::hp2},          {"bp2", StageKind::bp2},
     {"gain", StageKind::gain},        {"sos", StageKind::sos},
     {"spin", StageKind::spin},        {"sleep", StageKind::sleep},
+    {"so", StageKind::so},
 };
 
 std::string known_names() {
@@ -72,7 +75,9 @@ const char* stage_name(StageKind k) {
   return "?";
 }
 
-bool is_iir(StageKind k) { return k != StageKind::spin && k != StageKind::sleep; }
+bool is_iir(StageKind k) { return k != StageKind::spin && k != StageKind::sleep && k != StageKind::so; }
+
+bool is_hosted(StageKind k) { return k == StageKind::so; }
 
 double parse_number(std::string_view s, std::string_view what) {
   s = trim(s);
@@ -199,6 +204,41 @@ double parse_q(const Tokens& t, const std::string& where) {
   return q;
 }
 
+// A parameter field of so:: an identifier, '=', a value without '/'.
+bool is_param_field(std::string_view f) {
+  const auto eq = f.find('=');
+  if (eq == 0 || eq == std::string_view::npos) return false;
+  const auto key = f.substr(0, eq);
+  const bool ident = std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+  });
+  return ident && !(key[0] >= '0' && key[0] <= '9') && f.substr(eq + 1).find('/') == std::string_view::npos;
+}
+
+// so:PATH[:key=value...]: the fields after the path are the trailing ':'-separated fields
+// that read `identifier=value` (no '/' in the value); everything before them is the path,
+// ':' included.
+void parse_so_stage(StageSpec& st, std::string_view text, const std::string& where) {
+  const auto body = text.substr(text.find(':') == std::string_view::npos ? text.size() : text.find(':') + 1);
+  auto fields = split(body, ':');
+  std::size_t first_param = fields.size();
+  while (first_param > 1 && is_param_field(trim(fields[first_param - 1]))) --first_param;
+  std::string path;
+  for (std::size_t i = 0; i < first_param; ++i) path += (i ? ":" : "") + std::string(fields[i]);
+  path = std::string(trim(path));
+  if (path.empty())
+    throw InputError(fmt::format("{}: missing library (usage: so:<library.so>[:key=value...])", where));
+  st.path = path;
+  for (std::size_t i = first_param; i < fields.size(); ++i) {
+    const auto f = trim(fields[i]);
+    const auto eq = f.find('=');
+    std::string key(f.substr(0, eq)), value(trim(f.substr(eq + 1)));
+    for (const auto& kv : st.params)
+      if (kv.first == key) throw InputError(fmt::format("{}: parameter '{}' given twice", where, key));
+    st.params.emplace_back(std::move(key), std::move(value));
+  }
+}
+
 StageSpec parse_stage(std::string_view raw, std::size_t index) {
   StageSpec st;
   const auto text = trim(raw);
@@ -221,6 +261,11 @@ StageSpec parse_stage(std::string_view raw, std::size_t index) {
     const auto path = trim(text.substr(text.find(':') == std::string_view::npos ? text.size() : text.find(':') + 1));
     if (path.empty()) throw InputError(fmt::format("{}: missing file (usage: sos:<file>)", where));
     st.path = std::string(path);
+    return st;
+  }
+
+  if (st.kind == StageKind::so) {
+    parse_so_stage(st, text, where);
     return st;
   }
 
@@ -318,7 +363,8 @@ StageSpec parse_stage(std::string_view raw, std::size_t index) {
       }
       break;
     }
-    case StageKind::sos: break;
+    case StageKind::sos:
+    case StageKind::so: break;
   }
   return st;
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace chunkscope {
@@ -18,12 +19,15 @@ enum class StageKind {
   gain,                                             // gain:<dB>
   sos,                                              // sos:<file>
   spin, sleep,                                      // calibration stages
+  so,                                               // so:<library>[:key=value...]: the user's own code, hosted
 };
 
 /// The spec name of a stage kind ("lp", "peak", ...).
 const char* stage_name(StageKind k);
 /// True for stages that are linear filters and can fuse into one SOS cascade.
 bool is_iir(StageKind k);
+/// True for stages whose code chunkscope hosts (so:): run on planar floats between cascades.
+bool is_hosted(StageKind k);
 
 struct StageSpec {
   StageKind kind{};
@@ -34,7 +38,8 @@ struct StageSpec {
   double slope = 0;                 // shelf slope S (0: use q)
   double gain_db = 0;               // peak/shelf/gain
   bool has_gain = false;
-  std::string path;                 // sos file
+  std::string path;                 // sos file, so library
+  std::vector<std::pair<std::string, std::string>> params;  // so: key=value parameters, in spec order
   std::int64_t time_ns = 0;         // spin/sleep
   std::uint32_t every = 1;          // spin/sleep: one chunk in N pays
 };
@@ -48,7 +53,8 @@ struct ChainSpec {
 ChainSpec parse_chain(std::string_view text);
 
 /// The files a chain spec reads (the paths of its `sos:` stages), in spec order; none for
-/// an empty spec. Throws InputError as parse_chain does.
+/// an empty spec. Throws InputError as parse_chain does. (`so:` libraries are checked when
+/// they are loaded.)
 std::vector<std::string> chain_files(std::string_view text);
 
 /// Parses a duration such as "250us", "1.5ms", "2s", "800ns". Throws InputError naming `what`.

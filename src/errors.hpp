@@ -13,6 +13,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitMiss = 1;     // ran, but --fail-on-miss found the budget broken
 inline constexpr int kExitUsage = 2;    // bad usage or input
 inline constexpr int kExitRuntime = 3;  // device or runtime failure
+inline constexpr int kExitStageCrash = 4;  // a hosted stage's code crashed (a fatal signal inside it)
 
 /// Bad usage or input (exit code 2).
 class InputError : public std::runtime_error {

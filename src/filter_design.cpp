@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "src/errors.hpp"
+#include "src/hosted_so.hpp"
 #include "src/io/input_file.hpp"
 
 namespace chunkscope {
@@ -418,6 +419,7 @@ StageDesign design_stage(const StageSpec& spec, double fs) {
     case StageKind::sos: d.sections = load_sos_file(spec.path); break;
     case StageKind::spin:
     case StageKind::sleep: break;
+    case StageKind::so: d.hosted = load_so_stage(spec.path, spec.params, where); break;
   }
   for (auto& s : d.sections) {
     for (double c : s)

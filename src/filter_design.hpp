@@ -5,8 +5,10 @@
 #include <array>
 #include <complex>
 #include <string>
+#include <memory>
 #include <vector>
 
+#include "rt/hosted.hpp"
 #include "src/chain_spec.hpp"
 
 namespace chunkscope {
@@ -47,6 +49,7 @@ struct StageDesign {
   StageSpec spec;
   std::vector<Sos> sections;
   bool gain_only = false;  // a pure gain stage: one section {g,0,0,1,0,0}
+  std::shared_ptr<const HostedFactory> hosted;  // hosted stages (so:): the loaded, checked code
 };
 
 /// Designs one stage for sample rate fs. Throws InputError naming the stage.

@@ -200,6 +200,7 @@ void stream_flags(CommandLine& c, const StreamOptions& o, bool device) {
   c.text("--report-dir", o.report_dir, d.report_dir);
   c.number("--trace-limit", static_cast<double>(o.trace_capacity), static_cast<double>(d.trace_capacity));
   c.flag("--fail-on-miss", o.fail_on_miss);
+  c.flag("--fail-on-unsafe", o.fail_on_unsafe);
   c.flag("--quiet", o.quiet);
   if (!same_duration(o.baseline, d.baseline)) c.text("--baseline", o.baseline, d.baseline);
   c.flag("--rt", o.rt);

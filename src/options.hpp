@@ -73,6 +73,7 @@ struct StreamOptions {
   std::string output;         // file sink; empty: null sink
   std::string json_path, hgrm_dir, trace_path, report_dir;
   bool fail_on_miss = false;
+  bool fail_on_unsafe = false;  // exit 1 when a hosted step's audit found heap calls, blocking or NaN/Inf
   bool quiet = false;         // no terminal report
   std::size_t trace_capacity = 100000;  // --trace-limit: the trace keeps the last N chunks to reach the sink
   std::size_t series_limit = 1u << 20;  // per-chunk points kept in the report (0: none)

@@ -39,6 +39,10 @@ ChainLayout lay_out_plan(const Plan& plan, int channels) {
       for (const auto& s : ps.sections) lay.coef.insert(lay.coef.end(), {s[0], s[1], s[2], s[4], s[5]});  // a0 == 1
       lay.state_values += 2u * ps.sections.size() * static_cast<std::size_t>(channels);
       ++lay.cascades;
+    } else if (ps.kind == PlanStep::Kind::hosted) {
+      st.kind = StepLayout::Kind::hosted;
+      st.hosted = static_cast<std::uint32_t>(lay.hosted.size());
+      lay.hosted.push_back(ps.hosted);
     } else {
       st.kind = ps.kind == PlanStep::Kind::spin ? StepLayout::Kind::spin : StepLayout::Kind::sleep;
       st.time_ns = ps.time_ns;
@@ -50,6 +54,34 @@ ChainLayout lay_out_plan(const Plan& plan, int channels) {
 }
 
 std::size_t Plan::host_steps() const { return steps.size() - dispatches(); }
+
+std::size_t Plan::hosted_steps() const {
+  return static_cast<std::size_t>(
+      std::count_if(steps.begin(), steps.end(), [](const PlanStep& s) { return s.kind == PlanStep::Kind::hosted; }));
+}
+
+std::size_t Plan::first_hosted_stage() const {
+  for (const auto& s : steps)
+    if (s.kind == PlanStep::Kind::hosted) return s.stages.front() + 1;
+  return 0;
+}
+
+std::string PlanStep::label(const std::vector<StageDesign>& all) const {
+  if (kind == Kind::hosted && hosted) return hosted->label();
+  std::string out;
+  for (auto i : stages) out += (out.empty() ? "" : " | ") + all[i].spec.text;
+  return out;
+}
+
+const char* PlanStep::kind_name(Kind k) noexcept {
+  switch (k) {
+    case Kind::cascade: return "cascade";
+    case Kind::spin: return "spin";
+    case Kind::sleep: return "sleep";
+    case Kind::hosted: return "hosted";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -97,7 +129,10 @@ Plan plan_stages(std::vector<StageDesign> stages, double rate, bool fuse, std::s
     const auto& st = plan.stages[i];
     if (!is_iir(st.spec.kind)) {
       PlanStep s;
-      s.kind = st.spec.kind == StageKind::spin ? PlanStep::Kind::spin : PlanStep::Kind::sleep;
+      s.kind = is_hosted(st.spec.kind)          ? PlanStep::Kind::hosted
+               : st.spec.kind == StageKind::spin ? PlanStep::Kind::spin
+                                                 : PlanStep::Kind::sleep;
+      s.hosted = st.hosted;
       s.stages = {i};
       s.time_ns = st.spec.time_ns;
       s.every = st.spec.every;

@@ -4,6 +4,7 @@
 // fusion every filter stage is its own pass. Calibration stages (spin, sleep) are host
 // steps between cascades. Not real-time.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,12 +15,17 @@
 namespace chunkscope {
 
 struct PlanStep {
-  enum class Kind { cascade, spin, sleep };
+  enum class Kind { cascade, spin, sleep, hosted };
   Kind kind = Kind::cascade;
   std::vector<Sos> sections;        // cascade: normalised sections, a0 = 1
   std::vector<std::size_t> stages;  // indices into Plan::stages this step covers
   std::int64_t time_ns = 0;         // spin/sleep
   std::uint32_t every = 1;          // spin/sleep: paid by one chunk in `every`
+  std::shared_ptr<const HostedFactory> hosted;  // hosted: the code that runs
+  /// How reports name the step: its stages' specs joined by " | ", or a hosted step's label.
+  std::string label(const std::vector<StageDesign>& stages) const;
+  /// "cascade", "spin", "sleep", "hosted".
+  static const char* kind_name(Kind k) noexcept;
 };
 
 struct Plan {
@@ -35,8 +41,12 @@ struct Plan {
   std::size_t total_sections() const;
   /// Largest section count of any one cascade step.
   std::size_t max_step_sections() const;
-  /// Calibration (spin/sleep) steps.
+  /// Calibration (spin/sleep) and hosted steps: what runs on the host, not as a filter pass.
   std::size_t host_steps() const;
+  /// Hosted steps (so:).
+  std::size_t hosted_steps() const;
+  /// The 1-based stage of the first hosted step's spec, or 0 when there is none.
+  std::size_t first_hosted_stage() const;
 };
 
 /// The plan laid out for a backend with `channels` channels (rt/backend.hpp, ChainLayout).

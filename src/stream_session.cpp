@@ -82,6 +82,9 @@ void describe_backend(Workload& w, const Backend& backend, const BackendChoice& 
   if (const auto* cpu = dynamic_cast<const CpuBackend*>(&backend)) {
     w.cpu_isa = cpu_isa_name(cpu->isa());
     w.cpu_layout = cascade_layout_name(cpu->layout());
+    w.hosted_audit = cpu->hosted_audit();
+    w.hosted_latency.clear();
+    for (std::size_t i = 0; i < w.hosted_audit.size(); ++i) w.hosted_latency.push_back(cpu->hosted_latency(i));
   }
   w.state_values = backend.state_values();
   w.gpu_timing = choice.backend == BackendKind::cuda && choice.cuda.gpu_timing;
@@ -387,6 +390,7 @@ RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt, int
   sc.paced = !su.max_speed;
   sc.warmup = static_cast<std::uint64_t>(opt.warmup);
   sc.media_ns_per_frame = 1e9 / (su.rate * (su.max_speed ? 1.0 : su.speed));
+  sc.steps = static_cast<int>(std::min<std::size_t>(su.plan.steps.size(), kMaxTimedSteps));
   sc.series_capacity = opt.series_limit;
   if (su.expected_chunks >= 0)
     sc.series_capacity = std::min(opt.series_limit, static_cast<std::size_t>(su.expected_chunks) *
@@ -543,6 +547,7 @@ int StreamSession::finish(const RunReport& report, const RunOutcome& outcome, bo
     return kExitRuntime;
   }
   if (opt_.fail_on_miss && (budget_broken(report) || also_broken)) return kExitMiss;
+  if (opt_.fail_on_unsafe && report.unsafe_code()) return kExitMiss;
   return kExitOk;
 }
 

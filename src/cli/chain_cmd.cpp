@@ -34,18 +34,12 @@ const char* kind_label(StageKind k) {
     case StageKind::sos: return "SOS file";
     case StageKind::spin: return "calibration busy-wait";
     case StageKind::sleep: return "calibration sleep";
+    case StageKind::so: return "hosted code (so:)";
   }
   return "?";
 }
 
-const char* step_kind(PlanStep::Kind k) {
-  switch (k) {
-    case PlanStep::Kind::cascade: return "cascade";
-    case PlanStep::Kind::spin: return "spin";
-    case PlanStep::Kind::sleep: return "sleep";
-  }
-  return "?";
-}
+const char* step_kind(PlanStep::Kind k) { return PlanStep::kind_name(k); }
 
 json sos_json(const std::vector<Sos>& v) {
   json a = json::array();
@@ -105,7 +99,9 @@ int run_chain(const ChainOptions& o) {
       json idx = json::array();
       for (auto i : s.stages) idx.push_back(i + 1);
       json e{{"kind", step_kind(s.kind)}, {"stages", idx}, {"sections", sos_json(s.sections)}};
-      if (s.kind != PlanStep::Kind::cascade) {
+      if (s.kind == PlanStep::Kind::hosted) {
+        e["label"] = s.label(plan.stages);
+      } else if (s.kind != PlanStep::Kind::cascade) {
         e["time_ns"] = s.time_ns;
         e["every"] = s.every;
       }
@@ -121,8 +117,8 @@ int run_chain(const ChainOptions& o) {
   fmt::print("chain      {}\n", one_line(plan.spec));
   fmt::print("rate       {} Hz\n", rate);
   fmt::print("fusion     {}\n", plan.fused ? "on (consecutive filters share one cascade)" : "off (one pass per filter)");
-  fmt::print("dispatches {} per chunk ({} sections per sample per channel, {} calibration steps)\n\n",
-             plan.dispatches(), plan.total_sections(), plan.host_steps());
+  fmt::print("dispatches {} per chunk ({} sections per sample per channel, {} calibration steps, {} hosted)\n\n",
+             plan.dispatches(), plan.total_sections(), plan.host_steps() - plan.hosted_steps(), plan.hosted_steps());
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
     const auto& s = plan.stages[i];
     fmt::print("stage {}  {}  [{}]\n", i + 1, s.spec.text, kind_label(s.spec.kind));
@@ -138,10 +134,12 @@ int run_chain(const ChainOptions& o) {
     for (auto k : s.stages) idx += (idx.empty() ? "" : ",") + std::to_string(k + 1);
     if (s.kind == PlanStep::Kind::cascade)
       fmt::print("  {}. cascade of {} sections (stages {})\n", i + 1, s.sections.size(), idx);
+    else if (s.kind == PlanStep::Kind::hosted)
+      fmt::print("  {}. hosted {} on planar floats (stage {})\n", i + 1, s.label(plan.stages), idx);
     else
       fmt::print("  {}. {} {} ns every {} chunk(s) (stage {})\n", i + 1, step_kind(s.kind), s.time_ns, s.every, idx);
   }
-  fmt::print("\nresponse\n");
+  fmt::print("\nresponse{}\n", plan.hosted_steps() ? " (built-in filters only; hosted code is not included)" : "");
   for (double f : fr) fmt::print("  {:>8g} Hz  {:>9.3f} dB\n", f, sos_response_db(cascade, f, rate));
   return kExitOk;
 }

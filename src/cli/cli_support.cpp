@@ -128,6 +128,8 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
         ->type_name("INT");
   }
   add_flag(c, "--fail-on-miss", o.fail_on_miss, "Exit 1 when p95 headroom is negative or any chunk missed or dropped");
+  add_flag(c, "--fail-on-unsafe", o.fail_on_unsafe,
+           "Exit 1 when a hosted step allocated, blocked or wrote NaN/Inf inside process()");
   add_flag(c, "--quiet,-q", o.quiet, "No terminal report");
   add_parsed<std::size_t>(
       c, "--series-limit", o.series_limit, "Per-chunk points kept in the JSON report for plots (0: none)",

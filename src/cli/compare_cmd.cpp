@@ -606,6 +606,9 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
   if (opt.fail_on_miss)
     for (const auto& v : out.variants)
       if (v.report && budget_broken(*v.report)) return kExitMiss;
+  if (opt.fail_on_unsafe)
+    for (const auto& v : out.variants)
+      if (v.report && v.report->unsafe_code()) return kExitMiss;
   return kExitOk;
 }
 

@@ -11,6 +11,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "rt/hosted.hpp"
+#include "src/errors.hpp"
+
 namespace chunkscope::cli {
 
 namespace {
@@ -98,8 +101,77 @@ extern "C" void on_signal(int sig) {
   end_at_once(sig);
 }
 
+// Appends `s` to buf[*n..cap-1]. Async-signal-safe.
+void put(char* buf, std::size_t cap, std::size_t* n, const char* s) noexcept {
+  while (*s && *n + 1 < cap) buf[(*n)++] = *s++;
+  buf[*n] = '\0';
+}
+// Appends `v` in decimal. Async-signal-safe.
+void put_u64(char* buf, std::size_t cap, std::size_t* n, std::uint64_t v) noexcept {
+  char digits[24];
+  int k = 0;
+  do {
+    digits[k++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v > 0);
+  char out[24];
+  for (int i = 0; i < k; ++i) out[i] = digits[k - 1 - i];
+  out[k] = '\0';
+  put(buf, cap, n, out);
+}
+
+const char* fault_words(int sig) noexcept {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV (invalid memory access)";
+    case SIGBUS: return "SIGBUS (bus error)";
+    case SIGFPE: return "SIGFPE (arithmetic fault)";
+    case SIGILL: return "SIGILL (illegal instruction)";
+    case SIGABRT: return "SIGABRT (abort)";
+  }
+  return "a fatal signal";
+}
+
+// A fatal signal. Inside a hosted step's code: one line naming the step, the signal and the
+// chunk, this process's temporary outputs removed, exit kExitStageCrash. Anywhere else it is
+// chunkscope's own fault: the default action (a core dump where enabled), as without a handler.
+extern "C" void on_fault(int sig) {
+  const HostedWhere& where = hosted_where();
+  const int step = where.step.load(std::memory_order_relaxed);
+  if (step > 0) {
+    char line[512];
+    std::size_t n = 0;
+    put(line, sizeof line, &n, "chunkscope: step ");
+    put_u64(line, sizeof line, &n, static_cast<std::uint64_t>(step));
+    put(line, sizeof line, &n, ", ");
+    const char* label = where.label.load(std::memory_order_relaxed);
+    put(line, sizeof line, &n, label ? label : "hosted code");
+    put(line, sizeof line, &n, ", crashed with ");
+    put(line, sizeof line, &n, fault_words(sig));
+    put(line, sizeof line, &n, " while processing chunk ");
+    put_u64(line, sizeof line, &n, where.chunk.load(std::memory_order_relaxed));
+    put(line, sizeof line, &n, "; no report written, outputs not yet complete removed\n");
+    write_stderr(line);
+    remove_temporary_outputs();
+    _exit(kExitStageCrash);
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+  raise(sig);  // SIGABRT, or a fault raised by kill(): the default action now
+}
+
+void install_fault_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_fault;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_NODEFER;  // a fault inside the handler takes the default action
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
+}
+
 void install_once() {
   static const bool installed = [] {
+    install_fault_handlers();
     g_pid = ::getpid();
     g_main_tid = static_cast<pid_t>(syscall(SYS_gettid));
     const std::string pid = std::to_string(g_pid);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "rt/hosted.hpp"
 #include "rt/engine.hpp"
 #include "rt/platform_probe.hpp"
 #include "rt/run_stats.hpp"
@@ -47,6 +48,9 @@ struct Workload {
   bool inline_process = false;
   std::optional<BaselineResult> baseline_before, baseline_after;  // --baseline 0: none
   std::optional<ProcSnapshot> proc_before, proc_after;
+  // the CPU backend's hosted steps, in step order: what the audit counted, the delay each declares
+  std::vector<HostedAudit> hosted_audit;
+  std::vector<std::uint32_t> hosted_latency;
 };
 
 /// How the run ended.

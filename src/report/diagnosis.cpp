@@ -466,11 +466,29 @@ void rule_xruns(Ctx& c) {
                                c.rerun([&](Cmd& x) { x.set("--chunk", fmt_num(c.chunk_frames * 2)); })));
 }
 
+// A spin or sleep step with a cascade before it and another after it.
+bool calibration_between_cascades(const std::vector<StepRecord>& steps) {
+  bool cascade_before = false, calib_since = false;
+  for (const auto& st : steps) {
+    if (st.kind == "cascade") {
+      if (cascade_before && calib_since) return true;
+      cascade_before = true;
+      calib_since = false;
+    } else if (st.kind == "spin" || st.kind == "sleep") {
+      calib_since = cascade_before;
+    }
+  }
+  return false;
+}
+
 void rule_not_fused(Ctx& c) {
   const double disp = c.r.dispatches_per_chunk > 0 ? c.r.dispatches_per_chunk
                                                    : static_cast<double>(c.r.workload.dispatches_per_chunk_planned);
   const int filters = c.r.workload.filter_stages;
   if (filters < 2 || disp < 2 || disp + 1e-9 < filters) return;
+  // fused, with the step rows at hand: only a calibration step between two cascades is
+  // worth moving; a hosted step splits cascades by design
+  if (c.r.workload.fused && !c.r.steps.empty() && !calibration_between_cascades(c.r.steps)) return;
   Evidence ev = {{"dispatches_per_chunk", disp}, {"filter_stages", filters}};
   if (c.r.launches_per_chunk > 0) ev["launches_per_chunk"] = c.r.launches_per_chunk;
   const double p50 = hv(c.stage(Stage::process), Pct::p50).value_or(0);
@@ -800,6 +818,49 @@ void rule_streams(Ctx& c) {
   }
 }
 
+// The real-time audit of hosted steps: heap calls and blocking waits are not real-time safe
+// whatever the latencies say; NaN/Inf output is wrong output; subnormals cost time where
+// the host does not flush them.
+void rule_hosted_audit(Ctx& c) {
+  for (const auto& st : c.r.steps) {
+    if (!st.audit) continue;
+    const StepAudit& a = *st.audit;
+    const std::string who = fmt::format("step {}, {}", st.index, st.label);
+    const std::string bench = fmt::format("`chunkscope stage-bench RUN.json --stage process --step {}`", st.index);
+    if (a.allocations + a.frees > 0)
+      c.add("hosted-allocates", Sev::warning, Conf::high,
+            fmt::format("{} called the heap {} time(s) ({} allocation(s), {} free(s)) inside process(), first in chunk {}: "
+                        "not real-time safe",
+                        who, a.allocations + a.frees, a.allocations, a.frees, a.first_alloc.value_or(0)),
+            {{"allocations", double(a.allocations)}, {"frees", double(a.frees)}, {"calls", double(a.calls)},
+             {"step", double(st.index)}},
+            "allocate in create() and reuse the memory in process(); rerun to check the count is 0, or isolate it with " +
+                bench);
+    if (a.blocking_calls > 0)
+      c.add("hosted-blocks", Sev::warning, Conf::high,
+            fmt::format("{} waited in {} of {} call(s) ({} voluntary context switch(es), {} off the CPU), first in "
+                        "chunk {}: a lock, a sleep or I/O on the audio thread is not real-time safe",
+                        who, a.blocking_calls, a.calls, a.voluntary_switches, ft(double(a.blocked_ns)),
+                        a.first_block.value_or(0)),
+            {{"blocking_calls", double(a.blocking_calls)}, {"blocked_ns", double(a.blocked_ns)},
+             {"voluntary_switches", double(a.voluntary_switches)}, {"step", double(st.index)}},
+            "hand blocking work to another thread through a lock-free queue (as LV2's worker does), then rerun");
+    if (a.nonfinite > 0)
+      c.add("hosted-nonfinite", Sev::warning, Conf::high,
+            fmt::format("{} wrote {} NaN or infinite sample(s), first in chunk {}: its output is not audio", who,
+                        a.nonfinite, a.first_nonfinite.value_or(0)),
+            {{"nonfinite_samples", double(a.nonfinite)}, {"step", double(st.index)}},
+            "check the stage's state and divisions for this input; " + bench + " replays it alone");
+    if (a.subnormal > 0)
+      c.add("hosted-subnormal", Sev::info, Conf::high,
+            fmt::format("{} wrote {} subnormal sample(s); chunkscope flushes subnormals while it runs, a host that "
+                        "does not may run far slower on them",
+                        who, a.subnormal),
+            {{"subnormal_samples", double(a.subnormal)}, {"step", double(st.index)}},
+            "flush denormals in the stage (FTZ/DAZ) or add a tiny DC offset to feedback paths");
+  }
+}
+
 void rule_healthy(Ctx& c) {
   for (const auto& f : c.out)
     if (f.severity == Sev::warning) return;
@@ -842,6 +903,7 @@ std::vector<Finding> diagnose(const RunReport& r) {
   rule_graph_fallbacks(c);
   rule_few_chunks(c);
   rule_streams(c);
+  rule_hosted_audit(c);
   rule_healthy(c);
   // warnings first, keeping the rule order inside each severity
   std::stable_sort(c.out.begin(), c.out.end(),

@@ -146,6 +146,8 @@ struct MissRecord {
   std::optional<Owner> owner;  // older reports lack it
   std::optional<Cause> cause;  // the largest part of its latency
   std::int64_t cause_ns = 0;
+  std::optional<int> step;     // 1-based planned step that took the most of its processing (CPU runs)
+  std::int64_t step_ns = 0;    // and how long it took
 };
 
 /// One stall event (rt/run_stats.hpp StallEvent), times relative to the first scheduled
@@ -303,6 +305,37 @@ struct PlatformSection {
   bool has_baseline() const noexcept { return before.has_value() || after.has_value(); }
 };
 
+/// What the real-time audit counted in a hosted step's process() calls (rt/hosted.hpp):
+/// every call of the run, warm-up included. "first" fields: the chunk's sequence number.
+struct StepAudit {
+  std::uint64_t calls = 0;
+  bool allocations_counted = true;  // false: this build counts no heap calls (sanitizers)
+  std::uint64_t allocations = 0, frees = 0;
+  std::uint64_t blocking_calls = 0, voluntary_switches = 0;
+  std::int64_t blocked_ns = 0;      // wall - CPU time of the blocking calls
+  std::uint64_t nonfinite = 0, subnormal = 0;
+  std::optional<std::uint64_t> first_alloc, first_block, first_nonfinite;
+  /// Heap calls or blocking waits: not real-time safe, whatever the latencies say.
+  bool unsafe() const noexcept { return allocations + frees > 0 || blocking_calls > 0; }
+};
+
+/// One planned step of the processor (a fused cascade, a calibration step, a hosted step),
+/// timed on its own per counted chunk (CPU backend).
+struct StepRecord {
+  int index = 0;                 // 1-based, in plan order
+  std::string kind;              // cascade, spin, sleep, hosted
+  std::string label;             // its stages' specs, or the hosted step's label
+  std::vector<int> stages;       // 1-based chain stages it covers
+  HistSummary wall;              // per counted chunk
+  std::optional<HistSummary> cpu;  // hosted steps: thread CPU time in the call
+  double share = 0;              // mean wall / mean process
+  std::uint64_t misses = 0;      // misses whose processing's largest step it was
+  std::uint32_t declared_latency_frames = 0;  // hosted steps: the delay the code declares
+  bool converted_from_f64 = false;  // hosted step in an f64 run: its floats were converted
+  std::optional<StepAudit> audit;   // hosted steps
+  bool hosted() const noexcept { return kind == "hosted"; }
+};
+
 /// One diagnosis finding: a rule that fired, its numbers, how sure it is, and the smallest
 /// next experiment.
 struct Finding {
@@ -382,9 +415,22 @@ struct RunReport {
   std::optional<DeviceSection> device;  // monitor runs
   std::optional<PlatformSection> platform;  // paced runs (older reports lack it)
   std::optional<StreamsSection> streams;    // runs with --streams above 1
+  // each planned step on its own (CPU runs; older reports lack them), the mean time of
+  // process() outside every step (the conversions around hosted steps, the loop), and the
+  // frames of delay the hosted steps declare, summed
+  std::vector<StepRecord> steps;
+  std::int64_t steps_outside_mean_ns = 0;
+  std::uint32_t declared_latency_frames = 0;
   std::vector<Finding> diagnosis;
 
   bool complete() const noexcept { return state == RunState::complete; }
+  /// A hosted step's audit found code that is not real-time safe (heap calls, blocking) or
+  /// NaN/Inf output: what --fail-on-unsafe fails on.
+  bool unsafe_code() const noexcept {
+    for (const auto& s : steps)
+      if (s.audit && (s.audit->unsafe() || s.audit->nonfinite > 0)) return true;
+    return false;
+  }
   const HistSummary& stage(Stage s) const noexcept { return stages[static_cast<std::size_t>(s)]; }
   const std::optional<HistSummary>& part(Part p) const noexcept { return process_parts[static_cast<std::size_t>(p)]; }
 };

@@ -275,6 +275,57 @@ namespace {
 
 // A run report without its series: everything but the per-chunk columns, a document whose
 // size does not grow with the number of chunks.
+// The audit's counters, each described once for the writer and the reader.
+struct AuditCount {
+  const char* key;
+  std::uint64_t StepAudit::*member;
+};
+constexpr AuditCount kAuditCounts[] = {
+    {"calls", &StepAudit::calls},
+    {"allocations", &StepAudit::allocations},
+    {"frees", &StepAudit::frees},
+    {"blocking_calls", &StepAudit::blocking_calls},
+    {"voluntary_switches", &StepAudit::voluntary_switches},
+    {"nonfinite_samples", &StepAudit::nonfinite},
+    {"subnormal_samples", &StepAudit::subnormal},
+};
+struct AuditFirst {
+  const char* key;
+  std::optional<std::uint64_t> StepAudit::*member;
+};
+constexpr AuditFirst kAuditFirsts[] = {
+    {"first_alloc_seq", &StepAudit::first_alloc},
+    {"first_block_seq", &StepAudit::first_block},
+    {"first_nonfinite_seq", &StepAudit::first_nonfinite},
+};
+
+json audit_json(const StepAudit& a) {
+  json j;
+  for (const auto& c : kAuditCounts) j[c.key] = a.*c.member;
+  for (const auto& f : kAuditFirsts)
+    if (a.*f.member) j[f.key] = *(a.*f.member);
+  j["allocations_counted"] = a.allocations_counted;
+  j["blocked_ns"] = a.blocked_ns;
+  j["realtime_safe"] = !a.unsafe();
+  return j;
+}
+
+json steps_json(const RunReport& r) {
+  json a = json::array();
+  for (const auto& st : r.steps) {
+    json e{{"index", st.index}, {"kind", st.kind},     {"label", st.label}, {"stages", st.stages},
+           {"wall", to_json(st.wall)}, {"share", st.share}, {"misses", st.misses}};
+    if (st.cpu) e["cpu"] = to_json(*st.cpu);
+    if (st.hosted()) {
+      e["declared_latency_frames"] = st.declared_latency_frames;
+      e["converted_from_f64"] = st.converted_from_f64;
+    }
+    if (st.audit) e["audit"] = audit_json(*st.audit);
+    a.push_back(std::move(e));
+  }
+  return {{"list", a}, {"outside_mean_ns", r.steps_outside_mean_ns}, {"declared_latency_frames", r.declared_latency_frames}};
+}
+
 json run_head(const RunReport& r) {
   json j;
   j["schema"] = kReportSchema;
@@ -314,6 +365,10 @@ json run_head(const RunReport& r) {
     if (m.cause) {
       e["cause"] = cause_key(*m.cause);
       e["cause_ns"] = m.cause_ns;
+    }
+    if (m.step) {
+      e["step"] = *m.step;
+      e["step_ns"] = m.step_ns;
     }
     ml.push_back(std::move(e));
   }
@@ -398,6 +453,7 @@ json run_head(const RunReport& r) {
   if (r.device) j["device"] = device_json(*r.device);
   if (r.platform) j["platform"] = platform_json(*r.platform);
   if (r.streams) j["streams"] = streams_json(*r.streams);
+  if (!r.steps.empty()) j["steps"] = steps_json(r);
   j["diagnosis"] = to_json(r.diagnosis);
   return j;
 }
@@ -1052,7 +1108,7 @@ ReportWorkload read_workload(const Node& n, bool run) {
     // an older report: count the filters of its chain with the chain parser itself
     try {
       for (const auto& st : parse_chain(w.chain).stages)
-        if (st.kind != StageKind::spin && st.kind != StageKind::sleep) ++w.filter_stages;
+        if (is_iir(st.kind)) ++w.filter_stages;
     } catch (const InputError&) {
       w.filter_stages = 0;
     }
@@ -1250,6 +1306,42 @@ std::vector<Finding> read_findings(const Node& a) {
   return out;
 }
 
+StepAudit read_audit(const Node& n) {
+  StepAudit a;
+  for (const auto& c : kAuditCounts) a.*c.member = n.u64(c.key, 0);
+  for (const auto& f : kAuditFirsts)
+    if (n.has(f.key)) a.*f.member = n.u64(f.key, 0);
+  a.allocations_counted = n.flag("allocations_counted", true);
+  a.blocked_ns = n.has("blocked_ns") ? read_ns(n, "blocked_ns") : 0;
+  return a;
+}
+
+void read_steps(const Node& n, RunReport& r) {
+  r.steps_outside_mean_ns = n.has("outside_mean_ns") ? read_ns(n, "outside_mean_ns") : 0;
+  r.declared_latency_frames = static_cast<std::uint32_t>(n.u64("declared_latency_frames", 0));
+  const auto list = n.arr("list", true);
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const Node e = list->elem(i);
+    if (!e.raw().is_object()) e.fail(fmt::format("expected an object, found {}", e.raw().type_name()));
+    StepRecord st;
+    st.index = e.req_i32("index");
+    if (st.index != static_cast<int>(i) + 1) e.at("index").fail(fmt::format("{} is not step {}", st.index, i + 1));
+    st.kind = e.req_str("kind");
+    if (st.kind != "cascade" && st.kind != "spin" && st.kind != "sleep" && st.kind != "hosted")
+      e.at("kind").fail(fmt::format("'{}' is not a step kind (cascade, spin, sleep or hosted)", st.kind));
+    st.label = e.str("label", "");
+    for (auto v : read_ints(e, "stages")) st.stages.push_back(static_cast<int>(v));
+    st.wall = req_hist(e, "wall");
+    if (auto c = e.opt_obj("cpu")) st.cpu = read_hist(*c);
+    st.share = e.num("share", 0);
+    st.misses = e.u64("misses", 0);
+    st.declared_latency_frames = static_cast<std::uint32_t>(e.u64("declared_latency_frames", 0));
+    st.converted_from_f64 = e.flag("converted_from_f64", false);
+    if (auto a = e.opt_obj("audit")) st.audit = read_audit(*a);
+    r.steps.push_back(std::move(st));
+  }
+}
+
 RunReport read_run(const Node& n) {
   RunReport r;
   r.state = read_state(n, "state");
@@ -1295,6 +1387,11 @@ RunReport read_run(const Node& n) {
       if (e.has("cause")) {
         mr.cause = read_cause(e.at("cause"));
         mr.cause_ns = e.has("cause_ns") ? read_ns(e, "cause_ns") : 0;
+      }
+      if (e.has("step")) {
+        mr.step = e.i32("step", 0);
+        if (*mr.step < 1) e.at("step").fail(fmt::format("{} is not a step (steps count from 1)", *mr.step));
+        mr.step_ns = e.has("step_ns") ? read_ns(e, "step_ns") : 0;
       }
       k.miss_list.push_back(mr);
     }
@@ -1391,6 +1488,7 @@ RunReport read_run(const Node& n) {
   if (auto d = n.opt_obj("device")) r.device = read_device(*d);
   if (auto pl = n.opt_obj("platform")) r.platform = read_platform(*pl);
   if (auto sm = n.opt_obj("streams")) r.streams = read_streams(*sm);
+  if (auto sp = n.opt_obj("steps")) read_steps(*sp, r);
   if (auto dg = n.arr("diagnosis"))
     r.diagnosis = read_findings(*dg);
   else

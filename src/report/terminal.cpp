@@ -221,6 +221,46 @@ bool budget_broken(const RunReport& r) {
   return r.device && (r.device->xruns > 0 || r.device->underruns > 0);
 }
 
+namespace {
+
+// The planned steps' rows under process, when there is more than the one step process is.
+bool show_steps(const RunReport& r) {
+  if (r.steps.size() > 1) return true;
+  return !r.steps.empty() && r.steps[0].hosted();
+}
+
+std::string audit_words(const StepAudit& a) {
+  const std::string allocs = a.allocations_counted ? fmt::format("{} allocation(s), {} free(s)", a.allocations, a.frees)
+                                                   : std::string("allocations not counted (sanitizer build)");
+  return fmt::format("{}, {} blocking call(s) ({} off the CPU), {} NaN/Inf and {} subnormal sample(s) in {} call(s): {}",
+                     allocs, a.blocking_calls, fmt_time(double(a.blocked_ns)), a.nonfinite, a.subnormal, a.calls,
+                     a.unsafe() ? "NOT real-time safe" : a.nonfinite ? "bad output" : "clean");
+}
+
+void step_lines(std::vector<std::string>& out, const RunReport& r) {
+  if (!show_steps(r)) return;
+  for (const auto& st : r.steps) {
+    std::string l = fmt::format("step {:<5} {} {}: {:.0f}% of process", st.index, st.kind, st.label, st.share * 100);
+    if (st.misses) l += fmt::format(", largest in {} miss(es)", st.misses);
+    out.push_back(l);
+    if (st.cpu && st.wall.has_data())
+      out.push_back(fmt::format("           CPU p50 {} p99 {} max {} against wall p50 {} p99 {} max {}",
+                                fmt_time(double(st.cpu->p50)), fmt_time(double(st.cpu->p99)),
+                                fmt_time(double(st.cpu->max)), fmt_time(double(st.wall.p50)),
+                                fmt_time(double(st.wall.p99)), fmt_time(double(st.wall.max))));
+    if (st.hosted())
+      out.push_back(fmt::format("           declared latency {} frame(s){}", st.declared_latency_frames,
+                                st.converted_from_f64 ? "; f64 chunks converted to float for it" : ""));
+    if (st.audit) out.push_back("           audit: " + audit_words(*st.audit));
+  }
+  out.push_back(fmt::format("outside    {} mean of process outside every step (planar conversions, audit reads)",
+                            fmt_time(double(r.steps_outside_mean_ns))));
+  if (r.declared_latency_frames > 0)
+    out.push_back(fmt::format("latency    the chain's hosted steps declare {} frame(s) of delay", r.declared_latency_frames));
+}
+
+}  // namespace
+
 void print_report(std::ostream& os, const RunReport& r) {
   const ReportWorkload& w = r.workload;
   const Environment& e = r.environment.host;
@@ -254,6 +294,8 @@ void print_report(std::ostream& os, const RunReport& r) {
       line(hist_row("  wake", *r.source_wake));
       line(hist_row("  read", *r.source_read));
     }
+    if (s == static_cast<int>(Stage::process) && show_steps(r))
+      for (const auto& st : r.steps) line(hist_row(fmt::format("  step {}", st.index), st.wall));
   }
   for (int p = 0; p < kPartCount; ++p)
     if (r.process_parts[static_cast<std::size_t>(p)])
@@ -262,6 +304,8 @@ void print_report(std::ostream& os, const RunReport& r) {
   line(hist_row("overhead", r.engine_overhead));
   line(hist_row("period", r.cadence.period));
   line("");
+  step_lines(out, r);
+  if (show_steps(r)) line("");
   line(fmt::format("headline   {}", r.verdict.text));
   if (r.headroom)
     line(fmt::format("headroom   p95 {}, p99 {}, max {}", fmt_time(double(r.headroom->p95)), fmt_time(double(r.headroom->p99)),

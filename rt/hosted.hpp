@@ -1,0 +1,82 @@
+#pragma once
+// Hosted steps: processing chunkscope did not write (a user's shared object behind
+// include/chunkscope/stage.h, later plugins), run by the CPU backend on the processor thread
+// between cascades, on planar float buffers.
+//
+// Design: one mechanism serves every hosted kind. The planner holds a HostedFactory per
+// hosted step (non-real-time: it has loaded and checked the code); the backend's prepare()
+// asks it for a HostedProcessor for the stream's shape, and process() calls that processor
+// once per chunk after converting the interleaved chunk to planar floats in scratch sized at
+// prepare. Around each call the backend times the step (wall and thread CPU time) and audits
+// it: heap allocations and frees made on this thread inside the call (rt/alloc_audit.hpp),
+// voluntary context switches and the time spent off the CPU in the calls that had them, and
+// NaN, infinite and subnormal samples in the step's output.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace chunkscope {
+
+/// The stream a hosted processor is made for.
+struct HostedShape {
+  double rate = 48000;
+  int max_frames = 1024;  // the largest block process() will see
+  int channels = 2;       // planar buffers per call
+};
+
+/// One instance of hosted processing, made for one stream shape.
+class HostedProcessor {
+ public:
+  virtual ~HostedProcessor() = default;
+  /// Processes `frames` frames in place on `channels` planar buffers. Returns false on
+  /// failure (last_error() says why). [no-alloc, no-block] by contract: the audit counts
+  /// what the code behind it does instead.
+  virtual bool process(float* const* channels, int frames) noexcept = 0;
+  /// Clears the processing state. [no-alloc, no-block] by contract.
+  virtual void reset() noexcept = 0;
+  /// The reason for the last failed process(), or "". [no-alloc, no-block]
+  virtual const char* last_error() const noexcept { return ""; }
+  /// Frames of delay the processing declares (lookahead). [no-alloc, no-block]
+  virtual std::uint32_t latency_frames() const noexcept { return 0; }
+};
+
+/// Makes hosted processors: the checked, loaded code of one hosted step. Not real-time.
+class HostedFactory {
+ public:
+  virtual ~HostedFactory() = default;
+  /// The step as reports name it ("so:libcompressor_stage.so"). [no-alloc, no-block]
+  virtual const std::string& label() const noexcept = 0;
+  /// A processor for `shape`, or nullptr with a one-line reason in `error`. [allocates, blocks]
+  virtual std::unique_ptr<HostedProcessor> create(const HostedShape& shape, std::string& error) const = 0;
+};
+
+/// What the audit counted for one hosted step since prepare()/reset(). Plain counters.
+/// A "first" field holds the 0-based index of the first process() call (the backend's
+/// chunk counter) that showed it, or kNoChunk.
+inline constexpr std::uint64_t kNoChunk = ~std::uint64_t{0};
+struct HostedAudit {
+  std::uint64_t calls = 0;
+  std::uint64_t allocations = 0, frees = 0;  // heap calls made inside process()
+  std::uint64_t blocking_calls = 0;          // calls with a voluntary context switch
+  std::uint64_t voluntary_switches = 0;      // summed over all calls
+  std::int64_t blocked_ns = 0;               // wall - CPU time of the blocking calls
+  std::uint64_t nonfinite = 0, subnormal = 0;  // output samples
+  std::uint64_t first_alloc = kNoChunk, first_block = kNoChunk, first_nonfinite = kNoChunk;
+  std::int64_t cpu_ns = 0, wall_ns = 0;      // summed over all calls
+  bool allocations_counted = true;           // false: this build has no allocation interposer
+};
+
+/// Where the processor thread is while it runs hosted code, for a crash handler: the step
+/// (1-based, 0 when not in hosted code), its label and the chunk's sequence number. Written
+/// by the backend with relaxed stores around each hosted call. [no-alloc, no-block]
+struct HostedWhere {
+  std::atomic<int> step{0};
+  std::atomic<const char*> label{nullptr};
+  std::atomic<std::uint64_t> chunk{0};
+};
+/// The process-wide record (one hosted call runs at a time per processor thread; with several
+/// streams the last writer wins, which a crash handler reports as is). [no-alloc, no-block]
+HostedWhere& hosted_where() noexcept;
+
+}  // namespace chunkscope

@@ -1,0 +1,139 @@
+#include "src/hosted_so.hpp"
+
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "chunkscope/stage.h"
+#include "src/errors.hpp"
+
+namespace chunkscope {
+namespace {
+
+namespace fs = std::filesystem;
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+// The loaded library: closed when the factory and every instance it made are gone.
+struct Library {
+  void* handle = nullptr;
+  const chunkscope_stage_descriptor* desc = nullptr;
+  ~Library() {
+    if (handle) dlclose(handle);
+  }
+};
+
+class SoProcessor final : public HostedProcessor {
+ public:
+  SoProcessor(std::shared_ptr<const Library> lib, void* inst) : lib_(std::move(lib)), inst_(inst) {
+    latency_ = lib_->desc->latency ? lib_->desc->latency(inst_) : 0;
+  }
+  ~SoProcessor() override { lib_->desc->destroy(inst_); }
+  bool process(float* const* channels, int frames) noexcept override {
+    return lib_->desc->process(inst_, channels, frames) == 0;
+  }
+  void reset() noexcept override {
+    if (lib_->desc->reset) lib_->desc->reset(inst_);
+  }
+  const char* last_error() const noexcept override {
+    const char* e = lib_->desc->last_error ? lib_->desc->last_error(inst_) : nullptr;
+    return e ? e : "";
+  }
+  std::uint32_t latency_frames() const noexcept override { return latency_; }
+
+ private:
+  std::shared_ptr<const Library> lib_;
+  void* inst_;
+  std::uint32_t latency_ = 0;
+};
+
+class SoFactory final : public HostedFactory {
+ public:
+  SoFactory(std::shared_ptr<const Library> lib, Params params, std::string label)
+      : lib_(std::move(lib)), params_(std::move(params)), label_(std::move(label)) {}
+  const std::string& label() const noexcept override { return label_; }
+  std::unique_ptr<HostedProcessor> create(const HostedShape& shape, std::string& error) const override {
+    const auto* d = lib_->desc;
+    const int lo = d->min_channels > 0 ? d->min_channels : 1;
+    const int hi = d->max_channels > 0 ? d->max_channels : kAnyChannels;
+    if (shape.channels < lo || shape.channels > hi) {
+      error = hi == kAnyChannels ? fmt::format("takes at least {} channels; the chunk has {}", lo, shape.channels)
+                                 : fmt::format("takes {} to {} channels; the chunk has {}", lo, hi, shape.channels);
+      return nullptr;
+    }
+    std::vector<chunkscope_stage_param> ps;
+    for (const auto& [k, v] : params_) ps.push_back({k.c_str(), v.c_str()});
+    chunkscope_stage_config cfg{sizeof(chunkscope_stage_config), shape.rate, shape.max_frames, shape.channels,
+                                ps.empty() ? nullptr : ps.data(), static_cast<std::uint32_t>(ps.size())};
+    char why[512] = {};
+    void* inst = d->create(&cfg, why, sizeof why);
+    if (!inst) {
+      why[sizeof why - 1] = '\0';
+      error = why[0] ? fmt::format("create failed: {}", one_line(why)) : "create failed (the stage gave no reason)";
+      return nullptr;
+    }
+    return std::make_unique<SoProcessor>(lib_, inst);
+  }
+
+ private:
+  static constexpr int kAnyChannels = 1 << 30;
+  std::shared_ptr<const Library> lib_;
+  Params params_;
+  std::string label_;
+};
+
+// The descriptor's own checks: version, the functions a stage must have.
+void check_descriptor(const chunkscope_stage_descriptor* d, const std::string& who) {
+  if (!d) throw InputError(fmt::format("{}: {} returned no descriptor", who, CHUNKSCOPE_STAGE_ENTRY));
+  if (d->abi_version == 0) throw InputError(fmt::format("{}: stage ABI version 0 is not a version", who));
+  if (d->abi_version > CHUNKSCOPE_STAGE_ABI_VERSION)
+    throw InputError(fmt::format("{}: built for stage ABI version {}, newer than this chunkscope's ({})", who,
+                                 d->abi_version, CHUNKSCOPE_STAGE_ABI_VERSION));
+  const char* missing = !d->create ? "create" : !d->process ? "process" : !d->destroy ? "destroy" : nullptr;
+  if (missing) throw InputError(fmt::format("{}: the descriptor has no {}() function", who, missing));
+}
+
+// Keys the descriptor lists; a spec naming another is refused.
+void check_params(const chunkscope_stage_descriptor* d, const Params& params, const std::string& who) {
+  if (!d->params || d->param_count == 0) return;
+  std::string known;
+  for (std::uint32_t i = 0; i < d->param_count; ++i)
+    known += fmt::format("{}{}", i ? ", " : "", d->params[i].key ? d->params[i].key : "?");
+  for (const auto& kv : params) {
+    bool found = false;
+    for (std::uint32_t i = 0; i < d->param_count && !found; ++i) found = d->params[i].key && kv.first == d->params[i].key;
+    if (!found) throw InputError(fmt::format("{}: unknown parameter '{}' (known: {})", who, kv.first, known));
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const HostedFactory> load_so_stage(const std::string& path, const Params& params,
+                                                   const std::string& where) {
+  const std::string& who = where;  // names the stage, its path included
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) throw InputError(fmt::format("{}: not found", who));
+  if (fs::is_directory(st)) throw InputError(fmt::format("{}: is a folder, not a shared object", who));
+  // dlopen searches the library path for a name without '/': make it a path
+  const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
+  auto lib = std::make_shared<Library>();
+  lib->handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib->handle) {
+    const char* e = dlerror();
+    throw InputError(fmt::format("{}: not a loadable shared object ({})", who, one_line(e ? e : "dlopen failed")));
+  }
+  dlerror();
+  void* sym = dlsym(lib->handle, CHUNKSCOPE_STAGE_ENTRY);
+  if (!sym)
+    throw InputError(fmt::format("{}: no {} symbol (not a chunkscope stage; see include/chunkscope/stage.h)", who,
+                                 CHUNKSCOPE_STAGE_ENTRY));
+  auto entry = reinterpret_cast<chunkscope_stage_entry_fn>(sym);
+  lib->desc = entry(CHUNKSCOPE_STAGE_ABI_VERSION);
+  check_descriptor(lib->desc, who);
+  check_params(lib->desc, params, who);
+  const std::string label = "so:" + fs::path(path).filename().string();
+  return std::make_shared<SoFactory>(std::move(lib), params, label);
+}
+
+}  // namespace chunkscope
