@@ -1,5 +1,6 @@
 #include "rt/alloc_audit.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <unistd.h>
 
@@ -23,7 +24,13 @@ namespace {
 // Static TLS of the executable: reading it never allocates.
 __attribute__((tls_model("initial-exec"))) thread_local bool tl_armed = false;
 __attribute__((tls_model("initial-exec"))) thread_local Counts tl_counts{};
+std::atomic<bool> g_count_all{false};
+std::atomic<std::uint64_t> g_all{0};
 }  // namespace
+
+void count_all(bool on) noexcept { g_count_all.store(on, std::memory_order_relaxed); }
+
+std::uint64_t all_allocations() noexcept { return g_all.load(std::memory_order_relaxed); }
 
 bool interposer_active() noexcept { return CHUNKSCOPE_ALLOC_INTERPOSER != 0; }
 
@@ -40,6 +47,7 @@ Counts disarm() noexcept {
 /// [no-alloc, no-block]
 static inline void note_alloc() noexcept {
   if (tl_armed) ++tl_counts.allocations;
+  if (g_count_all.load(std::memory_order_relaxed)) g_all.fetch_add(1, std::memory_order_relaxed);
 }
 /// [no-alloc, no-block]
 static inline void note_free() noexcept {

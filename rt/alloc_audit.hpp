@@ -21,4 +21,10 @@ void arm() noexcept;
 /// Stops counting and returns what this thread did since arm(). [no-alloc, no-block]
 Counts disarm() noexcept;
 
+/// Counts every thread's allocations into one process-wide total while on (the tests'
+/// proof that the real-time paths allocate nothing). [no-alloc, no-block]
+void count_all(bool on) noexcept;
+/// The process-wide total since the first count_all(true). [no-alloc, no-block]
+std::uint64_t all_allocations() noexcept;
+
 }  // namespace chunkscope::alloc_audit

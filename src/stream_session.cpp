@@ -92,6 +92,13 @@ void describe_backend(Workload& w, const Backend& backend, const BackendChoice& 
   w.counters = backend.counters();
 }
 
+// The report's step labels, for the trace's step slices (none when it has no step rows).
+std::vector<std::string> step_names(const RunReport& report) {
+  std::vector<std::string> names;
+  for (const auto& st : report.steps) names.push_back(st.label);
+  return names;
+}
+
 // The terminal report (unless quiet) and the files in `paths`.
 void write_reports(const RunReport& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
                    const ReportPaths& paths, bool quiet) {
@@ -103,7 +110,8 @@ void write_reports(const RunReport& report, const RunStats& stats, const Engine&
     write_hgrm_files(paths.hgrm, stats);
   }
   if (!paths.trace.empty())
-    write_trace_file(paths.trace, engine.trace(), trace_threads(er), {engine.config().trace_capacity, report.counts.emitted},
+    write_trace_file(paths.trace, engine.trace(), trace_threads(er),
+                     {engine.config().trace_capacity, report.counts.emitted, step_names(report)},
                      fmt::format("--trace '{}'", paths.trace));
 }
 

@@ -7,6 +7,7 @@
 #include <new>
 #include <vector>
 
+#include "rt/alloc_audit.hpp"
 #include "rt/cpu_backend.hpp"
 #include "rt/engine.hpp"
 #include "rt/pa_device.hpp"
@@ -21,44 +22,19 @@
 
 namespace {
 std::atomic<long> g_news{0};
-std::atomic<long> g_mallocs{0};
 }
 
-// C allocations are counted too (libsndfile and the C library allocate with malloc), by
-// interposing the allocator functions over glibc's. Not under AddressSanitizer, which
-// owns malloc itself.
-#if !defined(__SANITIZE_ADDRESS__)
+// C allocations are counted too (libsndfile and the C library allocate with malloc): the
+// chunkscope binaries' own allocator interposer (rt/alloc_audit.hpp) counts every thread's
+// calls into one total while counting is on. Not under the sanitizers, which own malloc.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define CHUNKSCOPE_COUNT_MALLOC 1
-extern "C" {
-void* __libc_malloc(std::size_t);
-void* __libc_calloc(std::size_t, std::size_t);
-void* __libc_realloc(void*, std::size_t);
-void* __libc_memalign(std::size_t, std::size_t);
-void __libc_free(void*);
-void* malloc(std::size_t n) {
-  g_mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(n);
-}
-void* calloc(std::size_t a, std::size_t b) {
-  g_mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_calloc(a, b);
-}
-void* realloc(void* p, std::size_t n) {
-  g_mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_realloc(p, n);
-}
-void* aligned_alloc(std::size_t a, std::size_t n) {
-  g_mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_memalign(a, n);
-}
-int posix_memalign(void** out, std::size_t a, std::size_t n) {
-  g_mallocs.fetch_add(1, std::memory_order_relaxed);
-  *out = __libc_memalign(a, n);
-  return *out ? 0 : 12;
-}
-void free(void* p) { __libc_free(p); }
-}
 #endif
+struct MallocCount {
+  MallocCount() { chunkscope::alloc_audit::count_all(true); }
+  long load() const { return static_cast<long>(chunkscope::alloc_audit::all_allocations()); }
+};
+const MallocCount g_mallocs;
 
 void* operator new(std::size_t n) {
   g_news.fetch_add(1, std::memory_order_relaxed);
@@ -121,10 +97,11 @@ struct Counts {
 // `wait` and `inline_process` choose the run mode (--wait, --inline); `batch` streams
 // batched into each chunk (--batch: a BatchSource over that many sources).
 Counts engine_run_allocations(double seconds, bool file_io, const std::string& dir, WaitMode wait = WaitMode::block,
-                              bool inline_process = false, int batch = 1) {
+                              bool inline_process = false, int batch = 1,
+                              const std::string& chain = "hp:80:4 | lp:12000:8 | peak:1000:gain=2") {
   const double rate = 48000;
   const int chunk = 64, ch = 2 * batch;
-  const Plan plan = plan_chain("hp:80:4 | lp:12000:8 | peak:1000:gain=2", rate);
+  const Plan plan = plan_chain(chain, rate);
   CpuBackend be;
   REQUIRE(be.prepare({rate, ch, chunk, DType::f32}, lay_out_plan(plan, ch)) == Status::ok);
   std::unique_ptr<ChunkSource> src;
@@ -206,6 +183,36 @@ TEST_CASE("the engine allocates nothing per chunk: 100 chunks and 10,000 chunks 
     MESSAGE("allocations per run (thread start-up): " << large.mallocs);
 #endif
   }
+}
+
+TEST_CASE("a hosted step (so:) in the chain allocates nothing per chunk, its audit included") {
+  const std::string chain = std::string("hp:80:4 | so:") + CHUNKSCOPE_CLEAN_STAGE + ":gain=-3 | lp:12000:8";
+  const Plan plan = plan_chain(chain, 48000);
+  for (DType dt : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dt));
+    CpuBackend be;
+    REQUIRE(be.prepare({48000, 2, 256, dt}, lay_out_plan(plan, 2)) == Status::ok);
+    std::vector<double> buf(512, 0.25);
+    ProcessStats ps{};
+    REQUIRE(be.process({buf.data(), 256, 2, dt}, &ps) == Status::ok);  // first call: the stage's own first touches
+    const long before_n = g_news.load(), before_m = g_mallocs.load();
+    for (int i = 0; i < 1000; ++i) REQUIRE(be.process({buf.data(), 256, 2, dt, static_cast<std::uint64_t>(i)}, &ps) == Status::ok);
+    CHECK(g_news.load() - before_n == 0);
+#if defined(CHUNKSCOPE_COUNT_MALLOC)
+    CHECK(g_mallocs.load() - before_m == 0);
+    CHECK(be.hosted_audit().at(0).allocations == 0);
+#endif
+    CHECK(be.hosted_audit().at(0).calls == 1001);
+    CHECK(ps.steps == 3);
+  }
+  testutil::TempDir td;
+  (void)engine_run_allocations(50 * 64 / 48000.0, true, td.path().string(), WaitMode::block, false, 1, chain);
+  const Counts small = engine_run_allocations(100 * 64 / 48000.0, true, td.path().string(), WaitMode::block, false, 1, chain);
+  const Counts large = engine_run_allocations(10000 * 64 / 48000.0, true, td.path().string(), WaitMode::block, false, 1, chain);
+  CHECK(large.news == small.news);
+#if defined(CHUNKSCOPE_COUNT_MALLOC)
+  CHECK(large.mallocs == small.mallocs);
+#endif
 }
 
 TEST_CASE("spin and hybrid waits and inline processing allocate nothing per chunk either") {

@@ -113,7 +113,7 @@ TEST_CASE("trace stream: events one a line, exact µs times, slices clamped at 0
   for (std::uint64_t s = 40; s < 43; ++s) recs.push_back(record(s, t0 + static_cast<std::int64_t>(s) * 100'000));
   const TraceThreads th{4242, 4243, 4244, 4245};
   std::ostringstream o;
-  write_trace(o, recs, th, {3, 43});
+  write_trace(o, recs, th, {3, 43, {}});
   const json t = json::parse(o.str());
 
   const json& od = t["otherData"];
@@ -160,7 +160,7 @@ TEST_CASE("trace stream: events one a line, exact µs times, slices clamped at 0
 
 TEST_CASE("trace stream: an empty window holds no chunk and says so") {
   std::ostringstream o;
-  write_trace(o, {}, TraceThreads{1, 0, 0, 0}, {0, 17});
+  write_trace(o, {}, TraceThreads{1, 0, 0, 0}, {0, 17, {}});
   const json t = json::parse(o.str());
   CHECK(t["otherData"]["chunks_held"] == 0);
   CHECK(t["otherData"]["chunks_not_kept"] == 17);

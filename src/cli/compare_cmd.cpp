@@ -1,5 +1,8 @@
 #include "src/cli/compare_cmd.hpp"
 
+#include <cctype>
+#include <fstream>
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <iostream>
@@ -25,16 +28,58 @@ namespace chunkscope {
 
 using nlohmann::json;
 
-std::vector<VariantSpec> parse_variants(const std::string& list) {
+namespace {
+
+// "@FILE": the file's entries (one a line, '#' comments, blank lines skipped) joined by ';'.
+std::string variants_from_file(const std::string& list) {
+  if (list.empty() || list[0] != '@') return list;
+  const std::string path = list.substr(1);
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("--variants: cannot read the file '{}'", path));
+  std::string out, line;
+  while (std::getline(in, line)) {
+    line = line.substr(0, line.find('#'));
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    out += (out.empty() ? "" : ";") + line;
+  }
+  if (out.empty()) throw InputError(fmt::format("--variants: the file '{}' lists no variant", path));
+  return out;
+}
+
+// NAME=CHAIN with NAME of letters, digits, '_', '-', '.': a chain variant.
+bool chain_entry(const std::string& item, VariantSpec& v) {
+  const auto eq = item.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  const std::string name = item.substr(0, item.find_last_not_of(" \t", eq - 1) + 1);
+  if (!std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; }))
+    return false;
+  const auto b = item.find_first_not_of(" \t", eq + 1);
+  if (b == std::string::npos) throw InputError(fmt::format("--variants: '{}' names no chain after '='", item));
+  v.name = name;
+  v.chain = item.substr(b);
+  return true;
+}
+
+}  // namespace
+
+std::vector<VariantSpec> parse_variants(const std::string& given, const BackendChoice& run_backend) {
+  const std::string list = variants_from_file(given);
   std::vector<VariantSpec> out;
   std::set<std::string> seen;
   std::stringstream ss(list);
   std::string item;
-  while (std::getline(ss, item, ',')) {
+  const char sep = list.find(';') != std::string::npos ? ';' : ',';
+  while (std::getline(ss, item, sep)) {
     const auto b = item.find_first_not_of(" \t");
     const auto e = item.find_last_not_of(" \t");
     if (b == std::string::npos) throw InputError(fmt::format("--variants: empty entry in '{}'", list));
     item = item.substr(b, e - b + 1);
+    if (VariantSpec cv; chain_entry(item, cv)) {
+      cv.choice = run_backend;
+      if (!seen.insert(cv.name).second) throw InputError(fmt::format("--variants: '{}' is listed twice", cv.name));
+      out.push_back(std::move(cv));
+      continue;
+    }
     std::vector<std::string> parts;
     std::stringstream is(item);
     for (std::string p; std::getline(is, p, ':');) parts.push_back(p);
@@ -43,7 +88,7 @@ std::vector<VariantSpec> parse_variants(const std::string& list) {
     v.choice.backend = parts[0] == "cuda" ? BackendKind::cuda : BackendKind::cpu;
     auto bad = [&](const std::string& why) {
       return InputError(fmt::format("--variants: '{}' {} (cpu, cpu:fused, cpu:unfused, cuda:eager, cuda:graph, "
-                                    "cuda:eager:unfused, cuda:graph:unfused)",
+                                    "cuda:eager:unfused, cuda:graph:unfused, or NAME=CHAIN)",
                                     item, why));
     };
     if (parts[0] == "cpu") {
@@ -487,8 +532,8 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
   const std::string command = co.input.empty() ? "synth" : "replay";
   if (!co.input.empty() && co.synth_given)
     throw InputError(fmt::format("compare: give an input file ('{}') or --synth, not both", co.input));
-  auto specs = parse_variants(co.variants);
   const StreamOptions& opt = co.stream;
+  auto specs = parse_variants(co.variants, opt.backend);
   // --batch: one lane per variant whose chunks carry every stream's
   const StreamSetup one = setup_stream(command, co.input, opt);
   const StreamSetup su = opt.batch ? batched_setup(one, opt.streams) : one;
@@ -509,7 +554,7 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
     auto& v = vars[i];
     v.spec = specs[i];
     const bool fuse = v.spec.fuse_given ? v.spec.fuse : opt.fuse;
-    v.plan = plan_for(su, opt, fuse);
+    v.plan = v.spec.chain_variant() ? plan_chain(v.spec.chain, su.rate, fuse) : plan_for(su, opt, fuse);
     BackendChoice ch = v.spec.choice;
     ch.cuda.gpu_timing = opt.backend.cuda.gpu_timing;
     ch.cuda.recapture_on_shape_change = opt.backend.cuda.recapture_on_shape_change;

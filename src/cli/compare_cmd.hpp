@@ -14,17 +14,23 @@
 
 namespace chunkscope {
 
-/// One variant of --variants: "cpu", "cpu:fused", "cpu:unfused", "cuda:eager", "cuda:graph",
-/// "cuda:eager:unfused", "cuda:graph:unfused".
+/// One variant of --variants: a backend ("cpu", "cpu:fused", "cpu:unfused", "cuda:eager",
+/// "cuda:graph", "cuda:eager:unfused", "cuda:graph:unfused") running the run's chain, or a
+/// chain of its own ("NAME=CHAIN") on the run's backend.
 struct VariantSpec {
   std::string name;
   BackendChoice choice;
   bool fuse = true;
   bool fuse_given = false;  // the variant says fused/unfused; else the run's --no-fuse decides
+  std::string chain;        // a chain variant's chain ("" : the run's --chain)
+  bool chain_variant() const noexcept { return !chain.empty(); }
 };
 
-/// Parses a comma-separated variant list. Throws InputError naming the bad entry.
-std::vector<VariantSpec> parse_variants(const std::string& list);
+/// Parses a variant list: entries separated by ';' when the list has one, else by ','.
+/// An entry NAME=CHAIN (NAME of letters, digits, '_', '-', '.') is a chain variant, which
+/// takes the run's backend (`run_backend`); "@FILE" reads the entries from a file, one a line
+/// ('#' starts a comment). Throws InputError naming the bad entry.
+std::vector<VariantSpec> parse_variants(const std::string& list, const BackendChoice& run_backend = {});
 
 // ---------------------------------------------------------------- across rounds
 //

@@ -320,6 +320,7 @@ Replay replay_recorded(const Subject& s, Backend& backend, Input& input) {
 struct IsoTiming {
   HistSummary total;
   std::array<std::optional<HistSummary>, kParts> parts;
+  std::vector<HistSummary> steps;  // each timed step of the plan, isolated (CPU backend)
 };
 
 IsoTiming time_alone(const Subject& s, Backend& backend, const Replay& rp, const StageBenchOptions& o) {
@@ -328,6 +329,8 @@ IsoTiming time_alone(const Subject& s, Backend& backend, const Replay& rp, const
   const std::size_t chunk_bytes = static_cast<std::size_t>(g.frames) * frame_bytes;
   stats::LogHistogram iso;
   std::vector<stats::LogHistogram> parts(kParts);
+  std::vector<stats::LogHistogram> steps(static_cast<std::size_t>(kMaxTimedSteps));
+  std::size_t steps_seen = 0;
   std::vector<unsigned char> work(chunk_bytes);
   backend.reset();
   Status fail = Status::ok;
@@ -352,6 +355,8 @@ IsoTiming time_alone(const Subject& s, Backend& backend, const Replay& rp, const
     iso.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, t1 - t0)));
     for (int p = 0; p < kParts; ++p)
       if (ps.*kPartFields[p] > 0) parts[static_cast<std::size_t>(p)].record(static_cast<std::uint64_t>(ps.*kPartFields[p]));
+    steps_seen = std::max<std::size_t>(steps_seen, ps.steps);
+    for (std::size_t k = 0; k < ps.steps && k < steps.size(); ++k) steps[k].record(ps.step_ns[k]);
   }
   if (!ok(fail))
     throw RuntimeFailure(fmt::format("report '{}': process() failed on timed call {}: {}{}{}", s.label, failed_at,
@@ -360,6 +365,7 @@ IsoTiming time_alone(const Subject& s, Backend& backend, const Replay& rp, const
   t.total = summarize(iso);
   for (int p = 0; p < kParts; ++p)
     if (parts[static_cast<std::size_t>(p)].count() > 0) t.parts[static_cast<std::size_t>(p)] = summarize(parts[static_cast<std::size_t>(p)]);
+  for (std::size_t k = 0; k < steps_seen && k < steps.size(); ++k) t.steps.push_back(summarize(steps[k]));
   return t;
 }
 
@@ -474,6 +480,14 @@ void print_result(const Subject& s, const Harness& h, const Input& in, const Rep
     row(fmt::format("  {} iso", part_key(static_cast<Part>(p))), a.value_or(HistSummary{}));
     row(fmt::format("  {} run", part_key(static_cast<Part>(p))), b.value_or(HistSummary{}));
   }
+  // each planned step alone beside its time in the run (reports with step rows)
+  if (t.steps.size() > 1 || (!t.steps.empty() && !r.steps.empty() && r.steps[0].hosted()))
+    for (std::size_t k = 0; k < t.steps.size(); ++k) {
+      const std::string label = k < r.steps.size() ? r.steps[k].label : std::to_string(k + 1);
+      row(fmt::format("  step {} iso", k + 1), t.steps[k]);
+      row(fmt::format("  step {} run", k + 1), k < r.steps.size() ? r.steps[k].wall : HistSummary{});
+      line(fmt::format("    ({})", label));
+    }
   line("");
   line(fmt::format("context    in the run: end-to-end p95 {}, queue_in p95 {}, queue_out p95 {}{}", cell_time(r.latency, 1),
                    cell_time(r.stage(Stage::wait_in), 1), cell_time(r.stage(Stage::wait_out), 1),
@@ -536,6 +550,16 @@ json result_json(const Subject& s, const Harness& h, const Input& in, const Repl
   }
   j["difference"] = diff;
   j["ratio"] = ratio;
+  json steps = json::array();
+  for (std::size_t k = 0; k < t.steps.size(); ++k) {
+    json e{{"index", k + 1}, {"isolated", to_json(t.steps[k])}};
+    if (k < r.steps.size()) {
+      e["label"] = r.steps[k].label;
+      e["in_pipeline"] = to_json(r.steps[k].wall);
+    }
+    steps.push_back(std::move(e));
+  }
+  j["steps"] = steps;
   j["context"] = {{"latency_p95_ns", opt_num(p95_of(r.latency))},
                   {"queue_in_p95_ns", opt_num(p95_of(r.stage(Stage::wait_in)))},
                   {"queue_out_p95_ns", opt_num(p95_of(r.stage(Stage::wait_out)))},

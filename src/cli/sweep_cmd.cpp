@@ -86,6 +86,11 @@ int run_sweep(const SweepOptions& so, const std::atomic<bool>* stop_flag) {
     specs.push_back(v);
   } else {
     specs = parse_variants(so.variants);
+    for (const auto& v : specs)
+      if (v.chain_variant())
+        throw InputError(fmt::format("--variants: '{}' is a chain variant; a sweep varies the backend of its --chain "
+                                     "(compare chains with compare)",
+                                     v.name));
   }
   const std::size_t cells_total = chunks.size() * counts.size() * specs.size();
   if (cells_total > static_cast<std::size_t>(kMaxSweepCells))

@@ -97,6 +97,7 @@ std::string run_body(const RunReport& r) {
   s += workload_section(r);
   s += streams_section(r);
   s += "<h2>Stages</h2>" + stage_table(r);
+  s += steps_section(r);
   s += percentile_section(r, t);
   s += "<h2>Latency per chunk</h2>" + timeline_svg(r, t);
   s += "<h2>Where the time goes</h2>" + breakdown_svg(r, t);

@@ -127,6 +127,8 @@ std::string stage_table(const RunReport& r) {
   }
   for (int i = 0; i < kPartCount; ++i)
     if (const auto& h = r.part(static_cast<Part>(i))) s += hist_row(std::string("  ") + part_key(static_cast<Part>(i)), *h);
+  if (has_step_rows(r))
+    for (const auto& st : r.steps) s += hist_row(fmt::format("  step {} {}", st.index, st.label), st.wall);
   s += hist_row("end-to-end", r.latency);
   s += hist_row("overhead", r.engine_overhead);
   s += hist_row("period", r.cadence.period);
@@ -134,6 +136,45 @@ std::string stage_table(const RunReport& r) {
   const std::uint64_t counted = r.counts.counted;
   if (counted > 0 && counted < 100)
     s += fmt::format("<p class=\"note\">Only {} counted chunks: p99 and p99.9 rest on fewer than 100 samples.</p>", counted);
+  return s;
+}
+
+bool has_step_rows(const RunReport& r) { return r.steps.size() > 1 || (!r.steps.empty() && r.steps[0].hosted()); }
+
+std::string steps_section(const RunReport& r) {
+  if (!has_step_rows(r)) return "";
+  std::string s =
+      "<h2>Steps inside process</h2><table><tr><th>step</th><th>kind</th><th>runs</th><th class=\"n\">share</th>"
+      "<th class=\"n\">wall p50</th><th class=\"n\">wall p99</th><th class=\"n\">CPU p50</th><th class=\"n\">CPU p99</th>"
+      "<th class=\"n\">largest in misses</th><th>real-time audit</th></tr>";
+  for (const auto& st : r.steps) {
+    std::string audit = "-";
+    if (st.audit) {
+      const StepAudit& a = *st.audit;
+      audit = fmt::format("{} heap call(s){}, {} blocking call(s) ({} off the CPU), {} NaN/Inf, {} subnormal in {} call(s); "
+                          "declared latency {} frame(s){}",
+                          a.allocations + a.frees, a.allocations_counted ? "" : " (not counted in this build)",
+                          a.blocking_calls, ft(double(a.blocked_ns)), a.nonfinite, a.subnormal, a.calls,
+                          st.declared_latency_frames, st.converted_from_f64 ? "; f64 converted to float" : "");
+      audit = (a.unsafe() ? "<b>not real-time safe</b>: " : a.nonfinite ? "<b>bad output</b>: " : "clean: ") + esc(audit);
+    }
+    auto t = [](const std::optional<HistSummary>& h, std::int64_t HistSummary::*m) {
+      return h && h->has_data() ? ft(double((*h).*m)) : std::string("-");
+    };
+    s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{:.0f}%</td><td class=\"n\">{}</td>"
+                     "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                     "<td>{}</td></tr>",
+                     st.index, esc(st.kind), esc(st.label), st.share * 100, t(st.wall, &HistSummary::p50),
+                     t(st.wall, &HistSummary::p99), t(st.cpu, &HistSummary::p50), t(st.cpu, &HistSummary::p99), st.misses,
+                     audit);
+  }
+  s += "</table>";
+  s += fmt::format("<p class=\"note\">Outside every step: {} mean of process (conversions to and from planar floats "
+                   "around hosted steps, the audit's clock reads). CPU time is measured for hosted steps only.{}</p>",
+                   ft(double(r.steps_outside_mean_ns)),
+                   r.declared_latency_frames ? fmt::format(" The hosted steps declare {} frame(s) of delay.",
+                                                           r.declared_latency_frames)
+                                             : std::string());
   return s;
 }
 

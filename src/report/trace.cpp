@@ -96,6 +96,24 @@ void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const
                   .dump());
   }
 
+  // the process slice holds each timed step's slice, end to end from proc_start
+  fmt::memory_buffer sev;
+  auto put_steps = [&](const ChunkRecord& r) {
+    std::int64_t at = r.proc_start;
+    const std::size_t n = std::min<std::size_t>(r.steps, window.steps.size());
+    for (std::size_t k = 0; k < n; ++k) {
+      sev.clear();
+      fmt::format_to(std::back_inserter(sev), R"({{"args":{{"seq":{},"step":{}}},"cat":"step","dur":)", r.seq, k + 1);
+      put_us(sev, r.step_ns[k]);
+      fmt::format_to(std::back_inserter(sev), R"(,"name":{},"ph":"X","pid":{},"tid":{},"ts":)",
+                     json(fmt::format("step {} {}", k + 1, window.steps[k])).dump(), pid, tracks[2].tid);
+      put_us(sev, at);
+      sev.push_back('}');
+      put_event(std::string_view(sev.data(), sev.size()));
+      at += r.step_ns[k];
+    }
+  };
+
   // Per chunk: five X slices (and the source's wake and read inside its slice) and two C counters, keys in the order json objects keep them
   fmt::memory_buffer args, ev;
   for (const auto& r : records) {
@@ -115,6 +133,7 @@ void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const
       put_us(ev, b[i]);
       ev.push_back('}');
       put_event(std::string_view(ev.data(), ev.size()));
+      if (i == 2) put_steps(r);
       // the source's slice holds its wake-up (sched to woke) and its read (woke to ready)
       if (i == 0 && r.woke > r.sched && r.woke <= r.ready) {  // paced: without a schedule woke is sched
         const std::pair<const char*, std::pair<std::int64_t, std::int64_t>> parts[2] = {{"wake", {r.sched, r.woke}},

@@ -38,6 +38,9 @@ inline constexpr int kTraceDeviceSourceTrack = 0x7fff0003, kTraceDeviceSinkTrack
 struct TraceWindow {
   std::size_t limit = 0;
   std::uint64_t emitted = 0;
+  // the planned steps' names (the report's step labels), for one slice per step inside each
+  // chunk's process slice; none: no step slices
+  std::vector<std::string> steps;
 };
 
 /// Writes the Chrome trace JSON of `records` (in emit order) to `o`, one event a line, as it
@@ -46,6 +49,8 @@ struct TraceWindow {
 /// trace lines up with a system trace of the same run taken with the same clock (perf,
 /// ftrace). "otherData" also says which chunks the trace holds (first and last seq, how
 /// many were not kept, the window). Keys are in alphabetical order; no final newline.
+/// With window.steps, each chunk's process slice holds one slice per timed step, laid end
+/// to end from proc_start (the time outside every step comes after the last).
 void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const TraceThreads& threads,
                  const TraceWindow& window);
 /// write_trace and a final newline into `path` through an OutputTarget. Throws InputError /

@@ -1,0 +1,313 @@
+// Hosted steps (so:): the chain syntax, the loader's refusals, the output of a chain with
+// a hosted step against the stage called directly, the real-time audit's exact counts on a
+// stage that misbehaves on request, step timing in the report, a failing and a crashing stage.
+#include <doctest/doctest.h>
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "chunkscope/stage.h"
+#include "rt/alloc_audit.hpp"
+#include "rt/cpu_backend.hpp"
+#include "rt/denormals.hpp"
+#include "src/chain_spec.hpp"
+#include "src/errors.hpp"
+#include "src/plan.hpp"
+#include "src/report/schema.hpp"
+#include "tests/test_util.hpp"
+
+using namespace chunkscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBad = CHUNKSCOPE_BAD_STAGE;
+const std::string kClean = CHUNKSCOPE_CLEAN_STAGE;
+
+std::string mix() { return testutil::source_dir() + "/audio/mix_stereo_48k.flac"; }
+
+// The bundled mix as a float WAV, so that an output file keeps every bit.
+std::vector<float> float_copy_of_mix(const std::string& path) {
+  int ch = 0, rate = 0;
+  const std::vector<double> d = testutil::read_all(mix(), &ch, &rate);
+  REQUIRE(ch == 2);
+  std::vector<float> f(d.begin(), d.end());
+  testutil::write_wav(path, f, ch, rate);
+  return f;
+}
+
+// `chain` run by a scalar CPU backend over `x` (interleaved stereo) in chunks of 256.
+void run_chain(const std::string& chain, std::vector<float>& x) {
+  const Plan plan = plan_chain(chain, 48000);
+  CpuBackend be(true, CpuIsa::scalar);
+  REQUIRE(be.prepare({48000, 2, 256, DType::f32}, lay_out_plan(plan, 2)) == Status::ok);
+  const int frames = static_cast<int>(x.size() / 2);
+  for (int f = 0; f < frames; f += 256)
+    REQUIRE(be.process({x.data() + 2 * f, std::min(256, frames - f), 2, DType::f32}, nullptr) == Status::ok);
+}
+
+// The compressor stage called directly, once, on the whole signal (planar), denormals
+// flushed as chunkscope runs hosted code.
+void compress_whole(std::vector<float>& x, const char* ratio) {
+  void* h = dlopen(CHUNKSCOPE_COMPRESSOR_STAGE, RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(h != nullptr);
+  auto entry = reinterpret_cast<chunkscope_stage_entry_fn>(dlsym(h, CHUNKSCOPE_STAGE_ENTRY));
+  REQUIRE(reinterpret_cast<void*>(entry) != nullptr);
+  const chunkscope_stage_descriptor* d = entry(CHUNKSCOPE_STAGE_ABI_VERSION);
+  REQUIRE(d != nullptr);
+  const int frames = static_cast<int>(x.size() / 2);
+  chunkscope_stage_param p{"ratio", ratio};
+  chunkscope_stage_config cfg{sizeof cfg, 48000, frames, 2, &p, 1};
+  char err[256] = {};
+  void* inst = d->create(&cfg, err, sizeof err);
+  REQUIRE_MESSAGE(inst != nullptr, err);
+  std::vector<float> l(static_cast<std::size_t>(frames)), r(static_cast<std::size_t>(frames));
+  for (int f = 0; f < frames; ++f) {
+    l[static_cast<std::size_t>(f)] = x[2 * static_cast<std::size_t>(f)];
+    r[static_cast<std::size_t>(f)] = x[2 * static_cast<std::size_t>(f) + 1];
+  }
+  float* chans[2] = {l.data(), r.data()};
+  {
+    ScopedFlushDenormals ftz;
+    REQUIRE(d->process(inst, chans, frames) == 0);
+  }
+  for (int f = 0; f < frames; ++f) {
+    x[2 * static_cast<std::size_t>(f)] = l[static_cast<std::size_t>(f)];
+    x[2 * static_cast<std::size_t>(f) + 1] = r[static_cast<std::size_t>(f)];
+  }
+  d->destroy(inst);
+  dlclose(h);
+}
+
+const nlohmann::json& step_of(const nlohmann::json& report, int index) {
+  return report.at("steps").at("list").at(static_cast<std::size_t>(index - 1));
+}
+
+}  // namespace
+
+TEST_CASE("hosted: so: takes the trailing identifier=value fields as parameters, the rest as the path") {
+  auto one = [](const std::string& s) { return parse_chain(s).stages.at(0); };
+  const StageSpec a = one("so:/opt/a:b/libx.so:ratio=4:threshold=-18");
+  CHECK(a.kind == StageKind::so);
+  CHECK(a.path == "/opt/a:b/libx.so");
+  REQUIRE(a.params.size() == 2);
+  CHECK(a.params[0] == std::pair<std::string, std::string>{"ratio", "4"});
+  CHECK(a.params[1] == std::pair<std::string, std::string>{"threshold", "-18"});
+  CHECK(one("so:./dir:x=1/libx.so").path == "./dir:x=1/libx.so");  // a value with '/' is path
+  CHECK(one("so:libx.so").params.empty());
+  CHECK(one("so:./libx.so:9x=1").path == "./libx.so:9x=1");  // not an identifier
+  CHECK_THROWS_AS(parse_chain("so:"), InputError);
+  CHECK_THROWS_WITH_AS(parse_chain("so:./libx.so:a=1:a=2"), doctest::Contains("given twice"), InputError);
+  // built-in filters fuse around a hosted step, which is a step of its own
+  const Plan plan = plan_chain("hp:80:4 | peak:1k:gain=3 | so:" + kClean + " | lp:12k:8 | gain:-1", 48000);
+  REQUIRE(plan.steps.size() == 3);
+  CHECK(plan.steps[0].kind == PlanStep::Kind::cascade);
+  CHECK(plan.steps[0].stages.size() == 2);
+  CHECK(plan.steps[1].kind == PlanStep::Kind::hosted);
+  CHECK(plan.steps[1].label(plan.stages) == "so:libclean_stage.so");
+  CHECK(plan.steps[2].stages.size() == 2);
+  CHECK(plan.dispatches() == 2);
+  CHECK(plan.hosted_steps() == 1);
+}
+
+TEST_CASE("hosted: a chain with the compressor replays the bundled file; its output equals the stage applied alone, bit for bit") {
+  testutil::TempDir td;
+  std::vector<float> ref = float_copy_of_mix(td.file("in.wav"));
+  const std::string chain = fmt::format("hp:80:4 | so:{}:ratio=4 | lp:12k:8", CHUNKSCOPE_COMPRESSOR_STAGE);
+  const auto r = testutil::run_cli({"replay", td.file("in.wav"), "--speed", "max", "--isa", "scalar", "-c", chain, "-o",
+                                    td.file("out.wav"), "--json", td.file("r.json"), "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  run_chain("hp:80:4", ref);
+  compress_whole(ref, "4");
+  run_chain("lp:12k:8", ref);
+  const std::vector<double> out = testutil::read_all(td.file("out.wav"));
+  REQUIRE(out.size() == ref.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) differ += static_cast<float>(out[i]) != ref[i];
+  CHECK(differ == 0);
+  // the report has three steps, each with its own percentiles
+  const auto j = testutil::load_json(td.file("r.json"));
+  REQUIRE(j.at("steps").at("list").size() == 3);
+  const std::uint64_t counted = j.at("counts").at("counted").get<std::uint64_t>();
+  for (int s = 1; s <= 3; ++s) {
+    CAPTURE(s);
+    CHECK(step_of(j, s).at("wall").at("count").get<std::uint64_t>() == counted);
+    CHECK(step_of(j, s).at("wall").at("p50").get<std::int64_t>() > 0);
+  }
+  CHECK(step_of(j, 2).at("kind") == "hosted");
+  CHECK(step_of(j, 2).at("label") == "so:libcompressor_stage.so");
+  CHECK(step_of(j, 2).at("cpu").at("count").get<std::uint64_t>() > 0);
+  CHECK(step_of(j, 2).at("audit").at("calls").get<std::uint64_t>() == 1875);
+  CHECK(step_of(j, 2).at("audit").at("realtime_safe") == true);
+  // the steps' means fit inside process's mean: what is left is the engine's (conversions)
+  double sum = 0;
+  for (int s = 1; s <= 3; ++s) sum += step_of(j, s).at("wall").at("mean").get<double>();
+  CHECK(sum <= j.at("stages").at("process").at("mean").get<double>());
+  // the saved report reads back into the same steps
+  const RunReport back = run_report_from_json(j);
+  REQUIRE(back.steps.size() == 3);
+  CHECK(back.steps[1].audit->calls == 1875);
+  CHECK(to_json(back).at("steps") == j.at("steps"));
+}
+
+TEST_CASE("hosted: the audit counts exactly what the bad stage did, and each is a finding; --fail-on-unsafe exits 1") {
+  testutil::TempDir td;
+  // 1875 calls: allocations on calls 10, 20, ... (187); sleeps every 100th (18) and locks
+  // every 250th (7) call, 3 calls doing both: 22 blocking calls; one NaN, one Inf, one subnormal
+  const std::string chain =
+      fmt::format("lp:8k | so:{}:alloc_every=10:sleep_every=100:lock_every=250:nan_at=5:inf_at=6:subnormal_at=7:latency=64 "
+                  "| hp:50", kBad);
+  const std::vector<std::string> args = {"replay", mix(), "--speed", "max", "-c", chain, "--json", td.file("r.json"), "-q"};
+  const auto r = testutil::run_cli(args);
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto j = testutil::load_json(td.file("r.json"));
+  const auto& a = step_of(j, 2).at("audit");
+  CHECK(a.at("calls") == 1875);
+  if (alloc_audit::interposer_active()) {
+    CHECK(a.at("allocations") == 187);
+    CHECK(a.at("frees") == 187);
+    CHECK(a.at("first_alloc_seq") == 9);
+  }
+  CHECK(a.at("blocking_calls") == 22);
+  CHECK(a.at("voluntary_switches").get<std::uint64_t>() >= 22);
+  CHECK(a.at("first_block_seq") == 99);
+  CHECK(a.at("nonfinite_samples") == 2);
+  CHECK(a.at("first_nonfinite_seq") == 5);
+  CHECK(a.at("subnormal_samples") == 1);
+  CHECK(a.at("realtime_safe") == false);
+  CHECK(step_of(j, 2).at("declared_latency_frames") == 64);
+  CHECK(j.at("steps").at("declared_latency_frames") == 64);
+  std::vector<std::string> rules;
+  for (const auto& f : j.at("diagnosis")) rules.push_back(f.at("rule").get<std::string>());
+  auto has = [&](const char* rule) { return std::find(rules.begin(), rules.end(), rule) != rules.end(); };
+  CHECK(has("hosted-allocates") == alloc_audit::interposer_active());
+  CHECK(has("hosted-blocks"));
+  CHECK(has("hosted-nonfinite"));
+  CHECK(has("hosted-subnormal"));
+  auto gated = args;
+  gated.push_back("--fail-on-unsafe");
+  CHECK(testutil::run_cli(gated).rc == 1);
+}
+
+TEST_CASE("hosted: a clean stage gives a clean audit and no finding; --fail-on-unsafe passes") {
+  testutil::TempDir td;
+  const std::string chain = fmt::format("hp:80 | so:{}:gain=-3 | lp:12k", kClean);
+  const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "--dtype", "f64", "-c", chain, "--json",
+                                    td.file("r.json"), "-q", "--fail-on-unsafe"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto j = testutil::load_json(td.file("r.json"));
+  const auto& a = step_of(j, 2).at("audit");
+  for (const char* k : {"allocations", "frees", "blocking_calls", "nonfinite_samples", "subnormal_samples"}) {
+    CAPTURE(k);
+    CHECK(a.at(k) == 0);
+  }
+  CHECK(a.at("realtime_safe") == true);
+  CHECK(step_of(j, 2).at("converted_from_f64") == true);
+  for (const auto& f : j.at("diagnosis")) CHECK(f.at("rule").get<std::string>().rfind("hosted-", 0) != 0);
+}
+
+TEST_CASE("hosted: a miss owned by the chain names the step that took the time") {
+  testutil::TempDir td;
+  // spin:8ms alone is more than the 4.267 ms budget of a 256-frame chunk: every counted chunk misses
+  const auto r = testutil::run_cli({"synth", "--duration", "1s", "-c", "lp:1k | spin:8ms | hp:100", "--baseline", "0",
+                                    "--json", td.file("r.json"), "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto j = testutil::load_json(td.file("r.json"));
+  REQUIRE(j.at("counts").at("misses").get<int>() > 0);
+  for (const auto& m : j.at("counts").at("miss_list")) CHECK(m.at("step") == 2);
+  CHECK(step_of(j, 2).at("misses").get<int>() == j.at("counts").at("misses").get<int>());
+  CHECK(j.at("verdict").at("text").get<std::string>().find("step 2, spin:8ms, took") != std::string::npos);
+}
+
+TEST_CASE("hosted: what cannot be hosted is one line naming the library, exit 2, nothing written") {
+  testutil::TempDir td;
+  fs::create_directories(td.file("folder"));
+  struct Case {
+    std::string stage, says;
+  };
+  const std::vector<Case> cases = {
+      {"so:" + std::string(CHUNKSCOPE_TOO_NEW_STAGE), "built for stage ABI version 2, newer than this chunkscope's (1)"},
+      {"so:" + std::string(CHUNKSCOPE_NO_ENTRY_STAGE), "no chunkscope_stage_entry symbol"},
+      {"so:" + std::string(CHUNKSCOPE_NULL_ENTRY_STAGE), "returned no descriptor"},
+      {"so:" + kBad + ":bogus=1", "unknown parameter 'bogus' (known: alloc_every"},
+      {"so:" + kBad + ":create_fail=1", "create failed: create_fail=1 was asked for"},
+      {"so:" + kBad + ":nan_at=x", "nan_at=x: not an integer"},
+      {"so:" + td.file("missing.so"), "not found"},
+      {"so:" + td.file("folder"), "is a folder"},
+      {"so:" + mix(), "not a loadable shared object"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.stage);
+    const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", c.stage, "--json", td.file("r.json"), "-q"});
+    CHECK(r.rc == 2);
+    CHECK(r.err.find(c.says) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(td.file("r.json")));
+  }
+  // a stage that takes 1 to 8 channels, given 16
+  auto r = testutil::run_cli({"synth", "--duration", "0.1s", "--channels", "16", "-c", "so:" + kBad, "-q"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("takes 1 to 8 channels; the chunk has 16") != std::string::npos);
+  // hosted code runs on the CPU only
+  r = testutil::run_cli({"synth", "--duration", "0.1s", "--backend", "cuda", "-c", "hp:80 | so:" + kClean, "-q"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("chain stage 2 'so:") != std::string::npos);
+  CHECK(r.err.find("runs on the CPU only") != std::string::npos);
+}
+
+TEST_CASE("hosted: a stage whose process() fails stops the run with its message and a partial report") {
+  testutil::TempDir td;
+  const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "hp:80 | so:" + kBad + ":fail_at=50", "--json",
+                                    td.file("r.json"), "-q"});
+  CHECK(r.rc == 3);
+  CHECK(r.err.find("so:libbad_stage.so: failure requested at call 50") != std::string::npos);
+  const auto j = testutil::load_json(td.file("r.json"));
+  CHECK(j.at("state") == "incomplete");
+  CHECK(j.at("reason").get<std::string>().find("failure requested at call 50") != std::string::npos);
+}
+
+TEST_CASE("hosted: a stage that crashes gives one line naming the step, the signal and the chunk, exit 4, nothing left") {
+  testutil::TempDir td;
+  struct Case {
+    std::string param, signal;
+  };
+  for (const Case& c : {Case{"crash_at=40", "SIGSEGV"}, Case{"abort_at=40", "SIGABRT"}}) {
+    CAPTURE(c.param);
+    const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "lp:9k | so:" + kBad + ":" + c.param, "-o",
+                                      td.file("out.wav"), "--json", td.file("r.json")});
+    CHECK(r.rc == 4);
+    CHECK(r.err.find("step 2, so:libbad_stage.so, crashed with " + c.signal) != std::string::npos);
+    CHECK(r.err.find("while processing chunk 40") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(td.file("out.wav")));
+    CHECK_FALSE(fs::exists(td.file("r.json")));
+    for (const auto& e : fs::directory_iterator(td.path())) CHECK(e.path().filename().string().find(".partial") == std::string::npos);
+  }
+}
+
+TEST_CASE("hosted: the allocation interposer counts only the armed thread's calls") {
+  if (!alloc_audit::interposer_active()) {
+    MESSAGE("skipped: this build has no allocation interposer (sanitizers own malloc)");
+    return;
+  }
+  void* before = std::malloc(16);  // not armed: not counted
+  alloc_audit::arm();
+  void* p = std::malloc(32);
+  void* q = std::realloc(p, 4096);  // an allocation and a free
+  std::free(q);
+  std::free(before);
+  const alloc_audit::Counts c = alloc_audit::disarm();
+  CHECK(c.allocations == 2);
+  CHECK(c.frees == 2);
+  void* after = std::malloc(8);
+  std::free(after);
+  alloc_audit::arm();
+  CHECK(alloc_audit::disarm().allocations == 0);
+}
