@@ -11,7 +11,7 @@ CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CS        := $(BUILD)/chunkscope
 
-.PHONY: all deps configure build demo test test-asan test-tsan bench bench-memory bench-modes bench-scipy bench-streams fuzz test-stress clean
+.PHONY: all deps configure build demo test test-asan test-tsan bench bench-hosted bench-memory bench-modes bench-scipy bench-streams fuzz test-stress clean
 
 all: build
 
@@ -83,6 +83,12 @@ test-stress: build
 
 bench: build
 	$(CS) bench
+
+# What hosting a stage costs: step timing per step, the example compressor's call through
+# chunkscope against a bare loop, the audit per hosted call (HOSTED_ROUNDS interleaved rounds).
+HOSTED_ROUNDS ?= 9
+bench-hosted: build
+	$(BUILD)/tests/bench_hosted $(BUILD)/examples/libcompressor_stage.so $(BUILD)/tests/stages/libclean_stage.so $(HOSTED_ROUNDS)
 
 # Memory of a long run and of writing its reports (peak against steady RSS); MEM_DURATION
 # of media at --speed max, chunks of 128 frames.

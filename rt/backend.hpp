@@ -59,6 +59,7 @@ struct ProcessStats {
   // thread's CPU time in the call (0 for the others). Clamped to 2^32-1 ns; steps from
   // kMaxTimedSteps on add into the last slot. `steps`: slots written.
   std::uint32_t steps = 0;
+  std::int64_t hosted_blocked_ns = 0;  // hosted calls that waited voluntarily: their wall - CPU time
   std::uint32_t step_ns[kMaxTimedSteps] = {};
   std::uint32_t step_cpu_ns[kMaxTimedSteps] = {};
 };

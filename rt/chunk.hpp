@@ -37,7 +37,7 @@ struct ChunkRecord {
   std::uint16_t q_out_depth;  // processor->sink queue depth after enqueue
   std::uint32_t proc_cpu_ns;  // CPU time of the processing thread across process() (clamped to 2^32-1; 0: not measured)
   std::uint32_t steps;        // planned steps timed in step_ns (0: the backend does not time steps)
-  std::uint32_t reserved;
+  std::uint32_t hosted_blocked_ns;  // hosted steps' time off the CPU in calls that waited (a lock, a sleep, I/O)
   std::uint32_t step_ns[kMaxTimedSteps];      // from ProcessStats: each step's wall time
   std::uint32_t step_cpu_ns[kMaxTimedSteps];  // hosted steps' CPU time in their call (0 for others)
 };

@@ -99,7 +99,9 @@ void from_planar(T* data, int frames, int channels, const float* const* in) noex
 }  // namespace
 
 namespace {
-HostedWhere g_hosted_where;  // constant-initialised: a signal handler may read it at any time
+// one per thread, in the executable's static TLS: a fault handler runs on the faulting thread
+// and reads its own thread's record, whatever other streams' processors do meanwhile
+__attribute__((tls_model("initial-exec"))) thread_local HostedWhere g_hosted_where;
 }  // namespace
 
 HostedWhere& hosted_where() noexcept { return g_hosted_where; }
@@ -260,13 +262,34 @@ Status CpuBackend::process(AudioView io, ProcessStats* stats) noexcept {
 template <class T>
 bool CpuBackend::run_hosted(const Step& st, int slot, T* data, const AudioView& io, ProcessStats& ps) noexcept {
   HostedProcessor& proc = *hosted_[st.hosted];
-  HostedAudit& a = audit_[st.hosted];
   const int channels = spec_.channels;
   to_planar(data, io.frames, channels, planar_ptrs_.data());
   HostedWhere& where = hosted_where();
   where.chunk.store(io.seq, std::memory_order_relaxed);
   where.label.store(factories_[st.hosted]->label().c_str(), std::memory_order_relaxed);
-  where.step.store(slot + 1, std::memory_order_relaxed);
+  where.step.store(static_cast<int>(&st - steps_.data()) + 1, std::memory_order_relaxed);
+  bool ok_call;
+  if (audit_on_) {
+    ok_call = audited_call(proc, audit_[st.hosted], slot, io, ps);
+  } else {
+    const std::int64_t t0 = now_ns();
+    ok_call = proc.process(planar_ptrs_.data(), io.frames);
+    ps.step_ns[slot] += clamp32(now_ns() - t0);
+    ++audit_[st.hosted].calls;
+  }
+  where.step.store(0, std::memory_order_relaxed);
+  if (!ok_call) {
+    const char* why = proc.last_error();
+    set_failure(factories_[st.hosted]->label().c_str(), why && *why ? why : "process() returned an error");
+    return false;
+  }
+  if (audit_on_) scan_output(audit_[st.hosted], io.frames, io.seq);
+  from_planar(data, io.frames, channels, planar_ptrs_.data());
+  return true;
+}
+
+bool CpuBackend::audited_call(HostedProcessor& proc, HostedAudit& a, int slot, const AudioView& io,
+                              ProcessStats& ps) noexcept {
   const std::int64_t vcs0 = voluntary_switches();
   const std::int64_t cpu0 = thread_cpu_ns();
   alloc_audit::arm();
@@ -274,9 +297,10 @@ bool CpuBackend::run_hosted(const Step& st, int slot, T* data, const AudioView& 
   const bool ok_call = proc.process(planar_ptrs_.data(), io.frames);
   const std::int64_t t1 = now_ns();
   const alloc_audit::Counts heap = alloc_audit::disarm();
-  const std::int64_t cpu = std::max<std::int64_t>(0, thread_cpu_ns() - cpu0 - cpu_clock_cost_ns_);
+  // CPU time read around the call, less the clock's own cost; the call cannot have used more
+  // CPU than its wall time
+  const std::int64_t cpu = std::clamp<std::int64_t>(thread_cpu_ns() - cpu0 - cpu_clock_cost_ns_, 0, t1 - t0);
   const std::int64_t vcs = voluntary_switches() - vcs0;
-  where.step.store(0, std::memory_order_relaxed);
   ++a.calls;
   a.wall_ns += t1 - t0;
   a.cpu_ns += cpu;
@@ -290,15 +314,9 @@ bool CpuBackend::run_hosted(const Step& st, int slot, T* data, const AudioView& 
     ++a.blocking_calls;
     a.voluntary_switches += static_cast<std::uint64_t>(vcs);
     a.blocked_ns += std::max<std::int64_t>(0, (t1 - t0) - cpu);
+    ps.hosted_blocked_ns += std::max<std::int64_t>(0, (t1 - t0) - cpu);
   }
-  if (!ok_call) {
-    const char* why = proc.last_error();
-    set_failure(factories_[st.hosted]->label().c_str(), why && *why ? why : "process() returned an error");
-    return false;
-  }
-  scan_output(a, io.frames, io.seq);
-  from_planar(data, io.frames, channels, planar_ptrs_.data());
-  return true;
+  return ok_call;
 }
 
 void CpuBackend::set_failure(const char* label, const char* why) noexcept {
@@ -327,12 +345,7 @@ void CpuBackend::scan_output(HostedAudit& a, int frames, std::uint64_t seq) noex
 void CpuBackend::reset() noexcept {
   std::fill(state32_.begin(), state32_.end(), 0.0f);
   std::fill(state64_.begin(), state64_.end(), 0.0);
-  for (auto& p : hosted_) p->reset();
-  const bool counted = alloc_audit::interposer_active();
-  for (auto& a : audit_) {
-    a = HostedAudit{};
-    a.allocations_counted = counted;
-  }
+  for (auto& p : hosted_) p->reset();  // the audit goes on: it counts since prepare()
   chunk_index_ = 0;
 }
 

@@ -62,7 +62,8 @@ class CpuBackend final : public Backend {
   /// [no-alloc, no-block] No locks; flushes denormals for the call. A hosted step's code
   /// runs inside: what it does is audited, not promised.
   Status process(AudioView io, ProcessStats* stats) noexcept override;
-  /// [no-alloc, no-block] Zeroes state, the chunk counter and the audit; resets hosted steps.
+  /// [no-alloc, no-block] Zeroes state and the chunk counter; resets hosted steps (their
+  /// audit goes on counting since prepare(): compare rounds add up).
   void reset() noexcept override;
   /// [no-alloc, no-block]
   const char* last_error() const noexcept override { return failure_[0] ? failure_ : error_.c_str(); }
@@ -82,7 +83,10 @@ class CpuBackend final : public Backend {
   /// How the kernels lay the plan's longest cascade out in vectors for the prepared shape
   /// (shorter ones may differ: cascade_layout()). [no-alloc, no-block]
   CascadeLayout layout() const noexcept { return layout_; }
-  /// The audit of each hosted step since prepare()/reset(), in step order. [no-alloc, no-block]
+  /// Turns the audit of hosted calls off (or on again): only the benchmark of the audit's own
+  /// cost does. [no-alloc, no-block]; not while process() runs.
+  void set_audit(bool on) noexcept { audit_on_ = on; }
+  /// The audit of each hosted step since prepare(), in step order. [no-alloc, no-block]
   const std::vector<HostedAudit>& hosted_audit() const noexcept { return audit_; }
   /// The frames of delay hosted step `i` declares. [no-alloc, no-block]
   std::uint32_t hosted_latency(std::size_t i) const noexcept {
@@ -102,6 +106,9 @@ class CpuBackend final : public Backend {
   bool run_hosted(const Step& st, int slot, T* data, const AudioView& io, ProcessStats& ps) noexcept;
   /// Makes the hosted steps' processors and their scratch. [allocates, blocks]
   bool prepare_hosted(const ProcessSpec& spec, const ChainLayout& lay);
+  /// One hosted call timed and audited: heap calls, voluntary switches, CPU time. Returns
+  /// what process() returned. [no-alloc, no-block] as far as the hosted code is.
+  bool audited_call(HostedProcessor& proc, HostedAudit& a, int slot, const AudioView& io, ProcessStats& ps) noexcept;
   /// Keeps "label: why" in failure_, truncated. [no-alloc, no-block]
   void set_failure(const char* label, const char* why) noexcept;
   /// Counts the NaN, infinite and subnormal samples the step left in the planar scratch. [no-alloc, no-block]
@@ -110,6 +117,7 @@ class CpuBackend final : public Backend {
   bool fused_label_;
   std::optional<CpuIsa> forced_isa_;
   bool step_timing_ = true;
+  bool audit_on_ = true;
   std::vector<std::shared_ptr<const HostedFactory>> factories_;
   std::vector<std::unique_ptr<HostedProcessor>> hosted_;
   std::vector<HostedAudit> audit_;

@@ -149,6 +149,7 @@ struct Engine::Impl {
       r.dispatches = ps.dispatches;
       r.launches = ps.launches;
       r.steps = ps.steps;
+      r.hosted_blocked_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(ps.hosted_blocked_ns, 0, 0xffffffffLL));
       std::copy(std::begin(ps.step_ns), std::end(ps.step_ns), std::begin(r.step_ns));
       std::copy(std::begin(ps.step_cpu_ns), std::end(ps.step_cpu_ns), std::begin(r.step_cpu_ns));
       if (!ok(st)) {

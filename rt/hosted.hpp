@@ -67,16 +67,30 @@ struct HostedAudit {
   bool allocations_counted = true;           // false: this build has no allocation interposer
 };
 
-/// Where the processor thread is while it runs hosted code, for a crash handler: the step
-/// (1-based, 0 when not in hosted code), its label and the chunk's sequence number. Written
-/// by the backend with relaxed stores around each hosted call. [no-alloc, no-block]
+/// Where a thread is while it runs hosted code, for a crash handler: the planned step (1-based)
+/// and the chunk's sequence number while process() runs, or, with step 0, the non-real-time
+/// call under way ("loading", "create", "destroy"; nullptr: none); and the code's label.
+/// Written by the backend (and the loader) with relaxed stores around each call. [no-alloc, no-block]
 struct HostedWhere {
   std::atomic<int> step{0};
   std::atomic<const char*> label{nullptr};
   std::atomic<std::uint64_t> chunk{0};
+  std::atomic<const char*> phase{nullptr};
 };
-/// The process-wide record (one hosted call runs at a time per processor thread; with several
-/// streams the last writer wins, which a crash handler reports as is). [no-alloc, no-block]
+/// The calling thread's record (a fault is handled on the thread that faulted). [no-alloc, no-block]
 HostedWhere& hosted_where() noexcept;
+
+/// Marks the calling thread as inside a non-real-time call of hosted code (`phase`, `label`:
+/// static or outliving the scope) for a crash handler, and clears it at scope exit.
+class HostedPhase {
+ public:
+  HostedPhase(const char* phase, const char* label) noexcept {
+    hosted_where().label.store(label, std::memory_order_relaxed);
+    hosted_where().phase.store(phase, std::memory_order_relaxed);
+  }
+  ~HostedPhase() { hosted_where().phase.store(nullptr, std::memory_order_relaxed); }
+  HostedPhase(const HostedPhase&) = delete;
+  HostedPhase& operator=(const HostedPhase&) = delete;
+};
 
 }  // namespace chunkscope

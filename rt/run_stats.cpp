@@ -91,7 +91,10 @@ LatencySplit split_latency(const ChunkRecord& r, std::int64_t prev_proc_end, std
   // the rest of its wall time the thread was descheduled
   const std::int64_t proc = std::max<std::int64_t>(0, r.proc_end - r.proc_start);
   std::int64_t on = proc;
-  if (r.proc_cpu_ns > 0) on = std::min<std::int64_t>(proc, static_cast<std::int64_t>(r.proc_cpu_ns) + std::max<std::int64_t>(0, r.calib_ns) + std::max<std::int64_t>(0, r.sync_ns));
+  // a hosted step that waited (a lock, a sleep, I/O) chose to: its time off the CPU is the chain's
+  if (r.proc_cpu_ns > 0)
+    on = std::min<std::int64_t>(proc, static_cast<std::int64_t>(r.proc_cpu_ns) + std::max<std::int64_t>(0, r.calib_ns) +
+                                          std::max<std::int64_t>(0, r.sync_ns) + r.hosted_blocked_ns);
   at(Cause::process) = on + std::max<std::int64_t>(0, r.proc_start - r.dequeue);
   at(Cause::process_descheduled) = proc - on + busy_off;
   s.off_share = proc > 0 ? static_cast<double>(proc - on) / static_cast<double>(proc) : 0.0;
@@ -246,6 +249,7 @@ void RunStats::add(ChunkRecord& r) noexcept {
   std::int64_t top_ns = -1;
   for (std::size_t i = 0; i < timed; ++i) {
     step_wall[i].record(r.step_ns[i]);
+    if (auto* rec = metrics_.step[i]) rec->record(r.step_ns[i]);
     if (r.step_cpu_ns[i] > 0) step_cpu[i].record(r.step_cpu_ns[i]);
     if (static_cast<std::int64_t>(r.step_ns[i]) > top_ns) {
       top_ns = r.step_ns[i];
@@ -288,7 +292,7 @@ void RunStats::add(ChunkRecord& r) noexcept {
     for (int i = 0; i < kOwnerCount; ++i) miss_owner_ns[static_cast<std::size_t>(i)] += split.owner_ns[static_cast<std::size_t>(i)];
     const Cause cause = split.largest;
     const std::int64_t cause_ns = split.ns[static_cast<std::size_t>(cause)];
-    if (top_step >= 0) ++step_miss[static_cast<std::size_t>(top_step)];
+    if (top_step >= 0 && owner == Owner::chain) ++step_miss[static_cast<std::size_t>(top_step)];
     if (miss_list.size() < miss_list.capacity())  // within reserved capacity
       miss_list.push_back({r.seq, L, r.emit, static_cast<Stage>(worst), owner, cause, cause_ns, top_step, top_ns});
     note_stall(r, L, owner, cause, cause_ns);

@@ -38,7 +38,8 @@ const char* owner_key(Owner o) noexcept;
 ///   source_read          ready - woke: the source's read                        io
 ///   processor_busy       queue_in while the processor worked on earlier chunks  chain
 ///   handoff_in           the rest of queue_in: the processor's wake-up          platform
-///   process              processing on the CPU (or in spin, sleep, GPU sync)    chain
+///   process              processing on the CPU (or in spin, sleep, GPU sync, or a hosted
+///                        step's own waits: a lock, a sleep, I/O)               chain
 ///   process_descheduled  processing wall time off the CPU (and the same share of processor_busy)  platform
 ///   sink_busy            queue_out while the sink wrote earlier chunks          consumer
 ///   handoff_out          the rest of queue_out: the sink's wake-up              platform
@@ -164,6 +165,7 @@ class RunStats {
     stats::IntervalRecorder* latency = nullptr;                 // L = emit - sched
     std::array<stats::IntervalRecorder*, kStageCount> stage{};  // per Stage
     stats::IntervalRecorder* period = nullptr;                  // emit_k - emit_{k-1}
+    std::array<stats::IntervalRecorder*, kMaxTimedSteps> step{};  // each timed step's wall time
   };
   void enable_metrics(const MetricRecorders& m) { metrics_ = m; }
   /// Counters a reader thread may load while the run goes on (relaxed stores on the sink
@@ -182,7 +184,7 @@ class RunStats {
   stats::LogHistogram source_read;    // ready - woke
   std::vector<stats::LogHistogram> step_wall;  // per timed step: its wall time (RunStatsConfig::steps)
   std::vector<stats::LogHistogram> step_cpu;   // per timed step: CPU time of hosted steps (empty for others)
-  std::vector<std::uint64_t> step_miss;        // misses whose processing's largest step it was
+  std::vector<std::uint64_t> step_miss;        // chain-owned misses whose processing's largest step it was
 
   std::uint64_t chunks = 0;          // after warm-up
   std::uint64_t warmup_chunks = 0;

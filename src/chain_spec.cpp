@@ -208,7 +208,8 @@ double parse_q(const Tokens& t, const std::string& where) {
 bool is_param_field(std::string_view f) {
   const auto eq = f.find('=');
   if (eq == 0 || eq == std::string_view::npos) return false;
-  const auto key = f.substr(0, eq);
+  const auto key = trim(f.substr(0, eq));
+  if (key.empty()) return false;
   const bool ident = std::all_of(key.begin(), key.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
   });
@@ -232,7 +233,7 @@ void parse_so_stage(StageSpec& st, std::string_view text, const std::string& whe
   for (std::size_t i = first_param; i < fields.size(); ++i) {
     const auto f = trim(fields[i]);
     const auto eq = f.find('=');
-    std::string key(f.substr(0, eq)), value(trim(f.substr(eq + 1)));
+    std::string key(trim(f.substr(0, eq))), value(trim(f.substr(eq + 1)));
     for (const auto& kv : st.params)
       if (kv.first == key) throw InputError(fmt::format("{}: parameter '{}' given twice", where, key));
     st.params.emplace_back(std::move(key), std::move(value));

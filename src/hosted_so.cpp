@@ -25,10 +25,15 @@ struct Library {
 
 class SoProcessor final : public HostedProcessor {
  public:
-  SoProcessor(std::shared_ptr<const Library> lib, void* inst) : lib_(std::move(lib)), inst_(inst) {
+  SoProcessor(std::shared_ptr<const Library> lib, void* inst, std::string label)
+      : lib_(std::move(lib)), inst_(inst), label_(std::move(label)) {
+    HostedPhase in("latency", label_.c_str());
     latency_ = lib_->desc->latency ? lib_->desc->latency(inst_) : 0;
   }
-  ~SoProcessor() override { lib_->desc->destroy(inst_); }
+  ~SoProcessor() override {
+    HostedPhase in("destroy", label_.c_str());
+    lib_->desc->destroy(inst_);
+  }
   bool process(float* const* channels, int frames) noexcept override {
     return lib_->desc->process(inst_, channels, frames) == 0;
   }
@@ -44,6 +49,7 @@ class SoProcessor final : public HostedProcessor {
  private:
   std::shared_ptr<const Library> lib_;
   void* inst_;
+  std::string label_;
   std::uint32_t latency_ = 0;
 };
 
@@ -66,13 +72,17 @@ class SoFactory final : public HostedFactory {
     chunkscope_stage_config cfg{sizeof(chunkscope_stage_config), shape.rate, shape.max_frames, shape.channels,
                                 ps.empty() ? nullptr : ps.data(), static_cast<std::uint32_t>(ps.size())};
     char why[512] = {};
-    void* inst = d->create(&cfg, why, sizeof why);
+    void* inst = nullptr;
+    {
+      HostedPhase in("create", label_.c_str());
+      inst = d->create(&cfg, why, sizeof why);
+    }
     if (!inst) {
       why[sizeof why - 1] = '\0';
       error = why[0] ? fmt::format("create failed: {}", one_line(why)) : "create failed (the stage gave no reason)";
       return nullptr;
     }
-    return std::make_unique<SoProcessor>(lib_, inst);
+    return std::make_unique<SoProcessor>(lib_, inst, label_);
   }
 
  private:
@@ -118,7 +128,10 @@ std::shared_ptr<const HostedFactory> load_so_stage(const std::string& path, cons
   // dlopen searches the library path for a name without '/': make it a path
   const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
   auto lib = std::make_shared<Library>();
-  lib->handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  {
+    HostedPhase in("loading", path.c_str());  // the library's own constructors run here
+    lib->handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
   if (!lib->handle) {
     const char* e = dlerror();
     throw InputError(fmt::format("{}: not a loadable shared object ({})", who, one_line(e ? e : "dlopen failed")));
@@ -129,7 +142,10 @@ std::shared_ptr<const HostedFactory> load_so_stage(const std::string& path, cons
     throw InputError(fmt::format("{}: no {} symbol (not a chunkscope stage; see include/chunkscope/stage.h)", who,
                                  CHUNKSCOPE_STAGE_ENTRY));
   auto entry = reinterpret_cast<chunkscope_stage_entry_fn>(sym);
-  lib->desc = entry(CHUNKSCOPE_STAGE_ABI_VERSION);
+  {
+    HostedPhase in("chunkscope_stage_entry", path.c_str());
+    lib->desc = entry(CHUNKSCOPE_STAGE_ABI_VERSION);
+  }
   check_descriptor(lib->desc, who);
   check_params(lib->desc, params, who);
   const std::string label = "so:" + fs::path(path).filename().string();

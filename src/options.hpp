@@ -113,7 +113,7 @@ inline constexpr int kMaxBatchChannels = kMaxChunkChannels;
 
 /// The largest --series-limit.
 inline constexpr std::size_t kMaxSeriesLimit = std::size_t{1} << 26;
-/// The largest --trace-limit (a chunk record is 152 bytes: 2.5 GB of records).
+/// The largest --trace-limit (a chunk record is 288 bytes: 4.8 GB of records).
 inline constexpr std::size_t kMaxTraceLimit = std::size_t{1} << 24;
 
 /// `chunkscope monitor`: a live device through the chain.

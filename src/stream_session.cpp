@@ -92,9 +92,11 @@ void describe_backend(Workload& w, const Backend& backend, const BackendChoice& 
   w.counters = backend.counters();
 }
 
-// The report's step labels, for the trace's step slices (none when it has no step rows).
+// The report's step labels, for the trace's step slices: none when process is one built-in
+// step (its slice would repeat the process slice).
 std::vector<std::string> step_names(const RunReport& report) {
   std::vector<std::string> names;
+  if (report.steps.size() < 2 && (report.steps.empty() || !report.steps[0].hosted())) return names;
   for (const auto& st : report.steps) names.push_back(st.label);
   return names;
 }

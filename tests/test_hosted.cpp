@@ -18,6 +18,7 @@
 #include "rt/cpu_backend.hpp"
 #include "rt/denormals.hpp"
 #include "src/chain_spec.hpp"
+#include "src/cli/compare_cmd.hpp"
 #include "src/errors.hpp"
 #include "src/plan.hpp"
 #include "src/report/schema.hpp"
@@ -187,10 +188,10 @@ TEST_CASE("hosted: the audit counts exactly what the bad stage did, and each is 
   std::vector<std::string> rules;
   for (const auto& f : j.at("diagnosis")) rules.push_back(f.at("rule").get<std::string>());
   auto has = [&](const char* rule) { return std::find(rules.begin(), rules.end(), rule) != rules.end(); };
-  CHECK(has("hosted-allocates") == alloc_audit::interposer_active());
-  CHECK(has("hosted-blocks"));
-  CHECK(has("hosted-nonfinite"));
-  CHECK(has("hosted-subnormal"));
+  CHECK(has("hosted_allocates") == alloc_audit::interposer_active());
+  CHECK(has("hosted_blocks"));
+  CHECK(has("hosted_nonfinite"));
+  CHECK(has("hosted_subnormal"));
   auto gated = args;
   gated.push_back("--fail-on-unsafe");
   CHECK(testutil::run_cli(gated).rc == 1);
@@ -210,7 +211,7 @@ TEST_CASE("hosted: a clean stage gives a clean audit and no finding; --fail-on-u
   }
   CHECK(a.at("realtime_safe") == true);
   CHECK(step_of(j, 2).at("converted_from_f64") == true);
-  for (const auto& f : j.at("diagnosis")) CHECK(f.at("rule").get<std::string>().rfind("hosted-", 0) != 0);
+  for (const auto& f : j.at("diagnosis")) CHECK(f.at("rule").get<std::string>().rfind("hosted_", 0) != 0);
 }
 
 TEST_CASE("hosted: a miss owned by the chain names the step that took the time") {
@@ -290,6 +291,12 @@ TEST_CASE("hosted: a stage that crashes gives one line naming the step, the sign
     CHECK_FALSE(fs::exists(td.file("r.json")));
     for (const auto& e : fs::directory_iterator(td.path())) CHECK(e.path().filename().string().find(".partial") == std::string::npos);
   }
+  // outside the stream too: a crash in create() names the code and the call
+  const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "lp:9k | so:" + kBad + ":create_fail=2", "-o",
+                                    td.file("out.wav")});
+  CHECK(r.rc == 4);
+  CHECK(r.err.find("so:libbad_stage.so crashed with SIGABRT (abort) in create") != std::string::npos);
+  CHECK_FALSE(fs::exists(td.file("out.wav")));
 }
 
 TEST_CASE("hosted: the allocation interposer counts only the armed thread's calls") {
@@ -310,4 +317,89 @@ TEST_CASE("hosted: the allocation interposer counts only the armed thread's call
   std::free(after);
   alloc_audit::arm();
   CHECK(alloc_audit::disarm().allocations == 0);
+}
+
+TEST_CASE("hosted: the trace has one slice per step inside each process slice; the page has the steps section") {
+  testutil::TempDir td;
+  const std::string chain = fmt::format("hp:80 | so:{}:gain=-3 | lp:12k", kClean);
+  const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", chain, "--json", td.file("r.json"), "--trace",
+                                    td.file("t.json"), "--trace-limit", "100", "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto t = testutil::load_json(td.file("t.json"));
+  std::size_t steps = 0, hosted = 0;
+  for (const auto& e : t.at("traceEvents")) {
+    if (e.value("cat", "") != "step") continue;
+    ++steps;
+    hosted += e.at("name") == "step 2 so:libclean_stage.so";
+  }
+  CHECK(steps == 3 * 100);
+  CHECK(hosted == 100);
+  const auto h = testutil::run_cli({"report", td.file("r.json"), "--html", td.file("r.html")});
+  REQUIRE_MESSAGE(h.rc == 0, h.err);
+  const std::string page = testutil::slurp(td.file("r.html"));
+  CHECK(page.find("Steps inside process") != std::string::npos);
+  CHECK(page.find("so:libclean_stage.so") != std::string::npos);
+  CHECK(page.find("clean: 0 heap call(s)") != std::string::npos);
+}
+
+TEST_CASE("hosted: stage-bench replays a chain with a hosted step, proves its output and times each step alone") {
+  testutil::TempDir td;
+  const std::string chain = fmt::format("hp:80:4 | so:{}:ratio=4 | lp:12k:8", CHUNKSCOPE_COMPRESSOR_STAGE);
+  auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", chain, "--json", td.file("r.json"), "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  r = testutil::run_cli({"stage-bench", td.file("r.json"), "--iterations", "200", "--json", td.file("b.json")});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto b = testutil::load_json(td.file("b.json"));
+  CHECK(b.at("checksum").at("matched").get<int>() == b.at("checksum").at("chunks").get<int>());
+  CHECK(b.at("checksum").at("chunks").get<int>() > 0);
+  REQUIRE(b.at("steps").size() == 3);
+  CHECK(b.at("steps").at(1).at("label") == "so:libcompressor_stage.so");
+  CHECK(b.at("steps").at(1).at("isolated").at("count") == 200);
+  CHECK(r.out.find("step 2 iso") != std::string::npos);
+}
+
+TEST_CASE("hosted: compare runs chains as variants, interleaved in rounds") {
+  const auto v = parse_variants("mine=hp:80 | lp:9k; ref = lp:9k ; cpu:unfused");
+  REQUIRE(v.size() == 3);
+  CHECK(v[0].name == "mine");
+  CHECK(v[0].chain == "hp:80 | lp:9k");
+  CHECK(v[1].name == "ref");
+  CHECK(v[1].chain == "lp:9k");
+  CHECK_FALSE(v[2].chain_variant());
+  CHECK_THROWS_WITH_AS(parse_variants("a=lp:1k;a=hp:2k"), doctest::Contains("listed twice"), InputError);
+  CHECK_THROWS_WITH_AS(parse_variants("a="), doctest::Contains("names no chain"), InputError);
+  testutil::TempDir td;
+  {
+    std::FILE* f = std::fopen(td.file("v.txt").c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs(fmt::format("# my stage against a stand-in\nmine=hp:80 | so:{}:gain=-3\nstandin=hp:80 | gain:-3\n", kClean).c_str(), f);
+    std::fclose(f);
+  }
+  const auto r = testutil::run_cli({"compare", "--synth", "noise", "--duration", "0.5s", "--rounds", "3", "--speed", "max",
+                                    "--variants", "@" + td.file("v.txt"), "--json", td.file("c.json"), "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto c = testutil::load_json(td.file("c.json"));
+  REQUIRE(c.at("variants").size() == 2);
+  CHECK(c.at("variants").at(0).at("name") == "mine");
+  CHECK(c.at("variants").at(0).at("report").at("workload").at("chain").get<std::string>().find("so:") != std::string::npos);
+  CHECK(c.at("variants").at(1).at("report").at("workload").at("chain") == "hp:80 | gain:-3");
+  CHECK(c.at("variants").at(0).at("report").at("steps").at("list").at(1).at("audit").at("calls").get<int>() > 0);
+  // a sweep varies backends only
+  const auto s = testutil::run_cli({"sweep", "--synth", "noise", "-c", "lp:1k", "--variants", "a=lp:2k", "-q"});
+  CHECK(s.rc == 2);
+  CHECK(s.err.find("is a chain variant") != std::string::npos);
+}
+
+TEST_CASE("hosted: a step that waits on a lock owns the misses it causes (the chain's, not the platform's)") {
+  testutil::TempDir td;
+  // every call blocks about 1 ms on a mutex another thread holds: more than the 1.07 ms budget of 64 frames
+  const auto r = testutil::run_cli({"synth", "--duration", "1s", "--chunk", "64", "--baseline", "0", "-c",
+                                    "lp:9k | so:" + kBad + ":lock_every=1", "--json", td.file("r.json"), "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto j = testutil::load_json(td.file("r.json"));
+  REQUIRE(j.at("counts").at("misses").get<int>() > 0);
+  CHECK(j.at("verdict").at("owner") == "chain");
+  CHECK(j.at("counts").at("miss_owner").at("chain").get<int>() > j.at("counts").at("miss_owner").at("platform").get<int>());
+  CHECK(step_of(j, 2).at("audit").at("blocking_calls") == step_of(j, 2).at("audit").at("calls"));
+  CHECK(step_of(j, 2).at("misses").get<int>() > 0);
 }

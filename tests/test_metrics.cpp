@@ -553,3 +553,26 @@ TEST_CASE("metrics: --streams 3 serves one labelled series per stream with each 
   check_with_promtool(run.td, r.body);
   CHECK(run.stop() == 0);
 }
+
+TEST_CASE("metrics: each planned step is a series of its own under its step and step_label") {
+  if (!metrics::server_available()) {
+    MESSAGE("skipped: this build has no metrics server (civetweb, Debian libcivetweb-dev, not found)");
+    return;
+  }
+  const std::string chain = std::string("lp:8000:4 | so:") + CHUNKSCOPE_CLEAN_STAGE + " | hp:50";
+  ServingRun run({}, chain);
+  const json report = run.wait_report();
+  const testutil::HttpReply r = testutil::http(run.port, "GET", "/metrics");
+  REQUIRE(r.status == 200);
+  const Parsed p = parse_exposition(r.body);
+  CHECK_MESSAGE(p.errors.empty(), (p.errors.empty() ? "" : p.errors.front()));
+  const std::string labels = fmt::format(R"(stream="0",chain="{}",backend="cpu",mode="fused",chunk="256",rate="48000")", chain);
+  const char* names[3] = {"lp:8000:4", "so:libclean_stage.so", "hp:50"};
+  for (int k = 1; k <= 3; ++k) {
+    CAPTURE(k);
+    const std::string series =
+        fmt::format("chunkscope_step_latency_seconds_count{{{},step=\"{}\",step_label=\"{}\"}}", labels, k, names[k - 1]);
+    CHECK(num(p, series) == report["counts"]["counted"].get<double>());
+  }
+  CHECK(run.stop() == 0);
+}

@@ -563,7 +563,9 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
       for (int lane_index = 0; lane_index < opt.streams / su.batch; ++lane_index) {
         auto lane = std::make_unique<Lane>();
         lane->backend = make_backend(ch, v.plan, spec);
-        lane->stats.prepare(sc);
+        RunStatsConfig vsc = sc;  // the variant's own steps (a chain variant has its own plan)
+        vsc.steps = static_cast<int>(std::min<std::size_t>(v.plan.steps.size(), kMaxTimedSteps));
+        lane->stats.prepare(vsc);
         v.lanes.push_back(std::move(lane));
       }
       v.available = true;

@@ -20,7 +20,7 @@ Command add_compare_command(CLI::App& app) {
   add_stream_options(c, o->stream, kDtype | kSpeed | kCudaTuning | kStreams);
   add_text(c, "--variants", o->variants,
            "Comma-separated backends: cpu, cpu:fused, cpu:unfused, cuda:eager, cuda:graph, cuda:eager:unfused, "
-           "cuda:graph:unfused; or chains, ';'-separated: 'mine=CHAIN;ref=CHAIN' (on --backend); or @FILE, one a line");
+           "cuda:graph:unfused; or chains, ';'-separated: 'mine=CHAIN;ref=CHAIN' (on the CPU); or @FILE, one a line");
   add_int(c, "--rounds", o->rounds, "Rounds; each runs every variant once over the whole input");
   add_text(c, "--json", o->json_path, "Write the comparison as JSON (schema chunkscope.compare/1)");
   add_synth_input(c, o->stream, o->synth_given);

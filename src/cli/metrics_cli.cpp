@@ -21,6 +21,9 @@ std::unique_ptr<metrics::MetricsExporter> open_metrics(const StreamSession& sess
   c.paced = !su.max_speed;
   c.queue_capacity = opt.queue_depth;
   if (su.batch > 1) c.stream_label = "all";  // one engine carries every stream
+  if (opt.backend.backend == BackendKind::cpu)
+    for (std::size_t i = 0; i < su.plan.steps.size() && i < static_cast<std::size_t>(kMaxTimedSteps); ++i)
+      c.steps.push_back(su.plan.steps[i].label(su.plan.stages));
   auto e = std::make_unique<metrics::MetricsExporter>(c, streams);
   std::cerr << fmt::format("chunkscope: metrics at http://{}/metrics\n", e->address().text());
   return e;

@@ -295,7 +295,7 @@ Replay replay_recorded(const Subject& s, Backend& backend, Input& input) {
     const bool in_ok = hin == s.ck_in[seq];
     if (!in_ok) note_mismatch(seq, "input", hex64(s.ck_in[seq]), hex64(hin));
     ProcessStats ps{};
-    const Status ps_st = backend.process({buf.data(), n, g.channels, g.dtype}, &ps);
+    const Status ps_st = backend.process({buf.data(), n, g.channels, g.dtype, seq}, &ps);
     if (!ok(ps_st))
       throw RuntimeFailure(fmt::format("report '{}': process() failed on chunk {}: {}{}{}", s.label, seq, describe(ps_st),
                                        *backend.last_error() ? ": " : "", backend.last_error()));
@@ -344,7 +344,7 @@ IsoTiming time_alone(const Subject& s, Backend& backend, const Replay& rp, const
     std::memcpy(work.data(), rp.pool.data() + slot * chunk_bytes, static_cast<std::size_t>(n) * frame_bytes);
     ProcessStats ps{};
     const std::int64_t t0 = now_ns();
-    const Status st = backend.process({work.data(), n, g.channels, g.dtype}, &ps);
+    const Status st = backend.process({work.data(), n, g.channels, g.dtype, static_cast<std::uint64_t>(i)}, &ps);
     const std::int64_t t1 = now_ns();
     if (!ok(st)) {
       fail = st;

@@ -284,6 +284,8 @@ Command add_sweep_command(CLI::App& app) {
             if (c->count("--chunk") > 0) throw InputError("--chunk: a sweep takes --chunks LIST (the grid's chunk sizes)");
             if (c->count("--fail-on-miss") > 0)
               throw InputError("--fail-on-miss: a sweep judges each cell itself; read its frontier instead");
+            if (c->count("--fail-on-unsafe") > 0)
+              throw InputError("--fail-on-unsafe: a sweep keeps no hosted step's audit; gate on a replay or synth run");
             if (o->input.empty() && !o->synth_given) o->synth_given = true;  // the default: noise
             return run_sweep(*o, stop_on_signals());
           }};

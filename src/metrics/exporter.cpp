@@ -16,6 +16,10 @@ MetricsExporter::MetricsExporter(const ExporterConfig& cfg, int streams) : cfg_(
       s->stage_rec[static_cast<std::size_t>(i)] = std::make_unique<stats::IntervalRecorder>();
       s->stage_total[static_cast<std::size_t>(i)] = s->latency_rec.make_histogram();
     }
+    for (std::size_t i = 0; i < std::min<std::size_t>(cfg_.steps.size(), kMaxTimedSteps); ++i) {
+      s->step_rec.push_back(std::make_unique<stats::IntervalRecorder>());
+      s->step_total.push_back(s->latency_rec.make_histogram());
+    }
     streams_.push_back(std::move(s));
   }
   interval_ = streams_[0]->latency_rec.make_histogram();
@@ -36,6 +40,7 @@ RunStats::MetricRecorders MetricsExporter::recorders(int k) {
   r.latency = &s.latency_rec;
   r.period = &s.period_rec;
   for (int i = 0; i < kStageCount; ++i) r.stage[static_cast<std::size_t>(i)] = s.stage_rec[static_cast<std::size_t>(i)].get();
+  for (std::size_t i = 0; i < s.step_rec.size(); ++i) r.step[i] = s.step_rec[i].get();
   return r;
 }
 
@@ -112,6 +117,10 @@ StreamMetrics MetricsExporter::sample_stream(Stream& s, int index, bool final) {
     s.stage_rec[static_cast<std::size_t>(i)]->sample_into(interval_);
     s.stage_total[static_cast<std::size_t>(i)].add(interval_);
   }
+  for (std::size_t i = 0; i < s.step_rec.size(); ++i) {
+    s.step_rec[i]->sample_into(interval_);
+    s.step_total[i].add(interval_);
+  }
   if (final) {
     // the run has joined: the statistics are complete and exact
     m.chunks = s.stats->chunks;
@@ -136,6 +145,10 @@ StreamMetrics MetricsExporter::sample_stream(Stream& s, int index, bool final) {
   m.period = bucketize(s.period_total, snap_.period_bounds_ns);
   for (int i = 0; i < kStageCount; ++i)
     m.stage[static_cast<std::size_t>(i)] = bucketize(s.stage_total[static_cast<std::size_t>(i)], snap_.latency_bounds_ns);
+  for (std::size_t i = 0; i < s.step_total.size(); ++i) {
+    m.step.push_back(bucketize(s.step_total[i], snap_.latency_bounds_ns));
+    m.step_labels.push_back(cfg_.steps[i]);
+  }
   return m;
 }
 

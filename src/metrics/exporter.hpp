@@ -41,6 +41,7 @@ struct ExporterConfig {
   int queue_capacity = 0;
   std::int64_t sample_period_ns = 1'000'000'000;  // the interval of the headroom gauge
   std::string stream_label;  // the one stream's label instead of "0" ("all" for a --batch run)
+  std::vector<std::string> steps;  // the planned steps' labels (CPU runs): one step series each
 };
 
 class MetricsExporter {
@@ -87,6 +88,8 @@ class MetricsExporter {
     std::array<std::unique_ptr<stats::IntervalRecorder>, kStageCount> stage_rec;
     stats::LogHistogram latency_total, period_total;
     std::array<stats::LogHistogram, kStageCount> stage_total;
+    std::vector<std::unique_ptr<stats::IntervalRecorder>> step_rec;
+    std::vector<stats::LogHistogram> step_total;
     std::optional<std::int64_t> headroom_ns;
     std::uint64_t headroom_chunks = 0;
     const RunStats* stats = nullptr;

@@ -256,6 +256,15 @@ std::string render(const MetricsSnapshot& s, Format f) {
       histogram_samples(w, "chunkscope_stage_latency_seconds",
                         with(labels[i], fmt::format(R"(stage="{}")", stage_key(static_cast<Stage>(st)))),
                         s.streams[i].stage[static_cast<std::size_t>(st)], s.latency_bounds_ns);
+  w.family("chunkscope_step_latency_seconds", Kind::histogram,
+           "Time each counted chunk spent in one planned step inside process (CPU backend): step is its 1-based "
+           "index, step_label its stages or hosted code.");
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < s.streams[i].step.size(); ++k)
+      histogram_samples(w, "chunkscope_step_latency_seconds",
+                        with(labels[i], fmt::format(R"(step="{}",step_label="{}")", k + 1,
+                                                    escape_label_value(s.streams[i].step_labels[k]))),
+                        s.streams[i].step[k], s.latency_bounds_ns);
   w.family("chunkscope_output_period_seconds", Kind::histogram,
            "Output period P = emit_k - emit_(k-1); buckets are fractions of the chunk duration D.");
   for (std::size_t i = 0; i < n; ++i)

@@ -77,6 +77,8 @@ struct StreamMetrics {
   HistogramData latency;
   std::array<HistogramData, kStageCount> stage;
   HistogramData period;
+  std::vector<HistogramData> step;        // each planned step inside process (CPU runs)
+  std::vector<std::string> step_labels;   // and how the report names it
 };
 
 struct MetricsSnapshot {

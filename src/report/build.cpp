@@ -81,7 +81,8 @@ StepAudit audit_of(const HostedAudit& a) {
 // One row per planned step the backend timed; steps past the last timed slot share it.
 void fill_steps(RunReport& r, const Workload& w, const Plan& plan, const RunStats& st) {
   const std::size_t timed = st.step_wall.size();
-  if (timed == 0 || st.step_wall[0].count() == 0) return;
+  // no step rows without step times, unless a hosted step's audit has calls to show
+  if (timed == 0 || (st.step_wall[0].count() == 0 && w.hosted_audit.empty())) return;
   std::size_t hosted = 0;
   double sum_mean = 0;
   const double proc_mean = r.stage(Stage::process).mean;

@@ -826,9 +826,9 @@ void rule_hosted_audit(Ctx& c) {
     if (!st.audit) continue;
     const StepAudit& a = *st.audit;
     const std::string who = fmt::format("step {}, {}", st.index, st.label);
-    const std::string bench = fmt::format("`chunkscope stage-bench RUN.json --stage process --step {}`", st.index);
+    const std::string bench = "`chunkscope stage-bench RUN.json` (each step's time alone, the output proven)";
     if (a.allocations + a.frees > 0)
-      c.add("hosted-allocates", Sev::warning, Conf::high,
+      c.add("hosted_allocates", Sev::warning, Conf::high,
             fmt::format("{} called the heap {} time(s) ({} allocation(s), {} free(s)) inside process(), first in chunk {}: "
                         "not real-time safe",
                         who, a.allocations + a.frees, a.allocations, a.frees, a.first_alloc.value_or(0)),
@@ -837,7 +837,7 @@ void rule_hosted_audit(Ctx& c) {
             "allocate in create() and reuse the memory in process(); rerun to check the count is 0, or isolate it with " +
                 bench);
     if (a.blocking_calls > 0)
-      c.add("hosted-blocks", Sev::warning, Conf::high,
+      c.add("hosted_blocks", Sev::warning, Conf::high,
             fmt::format("{} waited in {} of {} call(s) ({} voluntary context switch(es), {} off the CPU), first in "
                         "chunk {}: a lock, a sleep or I/O on the audio thread is not real-time safe",
                         who, a.blocking_calls, a.calls, a.voluntary_switches, ft(double(a.blocked_ns)),
@@ -846,13 +846,13 @@ void rule_hosted_audit(Ctx& c) {
              {"voluntary_switches", double(a.voluntary_switches)}, {"step", double(st.index)}},
             "hand blocking work to another thread through a lock-free queue (as LV2's worker does), then rerun");
     if (a.nonfinite > 0)
-      c.add("hosted-nonfinite", Sev::warning, Conf::high,
+      c.add("hosted_nonfinite", Sev::warning, Conf::high,
             fmt::format("{} wrote {} NaN or infinite sample(s), first in chunk {}: its output is not audio", who,
                         a.nonfinite, a.first_nonfinite.value_or(0)),
             {{"nonfinite_samples", double(a.nonfinite)}, {"step", double(st.index)}},
             "check the stage's state and divisions for this input; " + bench + " replays it alone");
     if (a.subnormal > 0)
-      c.add("hosted-subnormal", Sev::info, Conf::high,
+      c.add("hosted_subnormal", Sev::info, Conf::high,
             fmt::format("{} wrote {} subnormal sample(s); chunkscope flushes subnormals while it runs, a host that "
                         "does not may run far slower on them",
                         who, a.subnormal),

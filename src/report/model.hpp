@@ -329,7 +329,7 @@ struct StepRecord {
   HistSummary wall;              // per counted chunk
   std::optional<HistSummary> cpu;  // hosted steps: thread CPU time in the call
   double share = 0;              // mean wall / mean process
-  std::uint64_t misses = 0;      // misses whose processing's largest step it was
+  std::uint64_t misses = 0;      // chain-owned misses whose processing's largest step it was
   std::uint32_t declared_latency_frames = 0;  // hosted steps: the delay the code declares
   bool converted_from_f64 = false;  // hosted step in an f64 run: its floats were converted
   std::optional<StepAudit> audit;   // hosted steps

@@ -241,7 +241,7 @@ void step_lines(std::vector<std::string>& out, const RunReport& r) {
   if (!show_steps(r)) return;
   for (const auto& st : r.steps) {
     std::string l = fmt::format("step {:<5} {} {}: {:.0f}% of process", st.index, st.kind, st.label, st.share * 100);
-    if (st.misses) l += fmt::format(", largest in {} miss(es)", st.misses);
+    if (st.misses) l += fmt::format(", largest in {} chain-owned miss(es)", st.misses);
     out.push_back(l);
     if (st.cpu && st.wall.has_data())
       out.push_back(fmt::format("           CPU p50 {} p99 {} max {} against wall p50 {} p99 {} max {}",

@@ -13,7 +13,7 @@
  *   fail_at=K       call K returns 1; last_error says "failure requested at call K".
  *   crash_at=K      call K writes through a null pointer (SIGSEGV).
  *   abort_at=K      call K calls abort() (SIGABRT).
- *   create_fail=1   create() fails: "create_fail=1 was asked for".
+ *   create_fail=1   create() fails: "create_fail=1 was asked for"; create_fail=2: create() calls abort().
  *   latency=N       latency() returns N.
  *   gain=G          linear gain (default 1: the audio passes through bit for bit).
  * The special values are written after the gain, so they reach the output as written.
@@ -53,7 +53,7 @@ static const chunkscope_stage_param_info k_params[P_COUNT] = {
     {"fail_at", NULL, "call K returns an error"},
     {"crash_at", NULL, "call K writes through a null pointer"},
     {"abort_at", NULL, "call K calls abort()"},
-    {"create_fail", "0", "1: create() fails"},
+    {"create_fail", "0", "1: create() fails; 2: create() calls abort()"},
     {"latency", "0", "samples latency() reports"},
     {"gain", "1", "linear gain applied to the audio"},
 };
@@ -62,7 +62,7 @@ static const chunkscope_stage_param_info k_params[P_COUNT] = {
 static const long long k_min[P_COUNT] = {1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, -1};
 static const long long k_max[P_COUNT] = {
     1LL << 40, 1LL << 30, 1LL << 40, 1LL << 40, 1LL << 62, 1LL << 62, 1LL << 62,
-    1LL << 62, 1LL << 62, 1LL << 62, 1, 0x7fffffffLL, 0};
+    1LL << 62, 1LL << 62, 1LL << 62, 2, 0x7fffffffLL, 0};
 
 #define UNSET (-1LL) /* an `_every`/`_at` parameter that was not given */
 
@@ -228,6 +228,7 @@ static void* bad_create(const chunkscope_stage_config* config, char* error, size
     free(s);
     return NULL;
   }
+  if (s->v[P_CREATE_FAIL] == 2) abort();
   if (s->v[P_CREATE_FAIL] == 1) {
     snprintf(error, error_size, "create_fail=1 was asked for");
     free(s);

@@ -1,0 +1,584 @@
+#include "src/hosted_ladspa.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <strings.h>
+
+#include "src/errors.hpp"
+
+#if defined(CHUNKSCOPE_WITH_LADSPA)
+#include <dlfcn.h>
+#include <ladspa.h>
+#endif
+
+namespace chunkscope {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> ladspa_search_path() {
+  std::vector<std::string> dirs;
+  const auto add = [&](const std::string& d) {
+    if (!d.empty() && std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+  };
+  if (const char* env = std::getenv("LADSPA_PATH")) {
+    const std::string s = env;
+    for (std::size_t b = 0, e; b <= s.size(); b = e + 1) {
+      e = std::min(s.find(':', b), s.size());
+      add(s.substr(b, e - b));
+    }
+  }
+  for (const char* d : {"/usr/lib/ladspa", "/usr/local/lib/ladspa", "/usr/lib/x86_64-linux-gnu/ladspa"}) add(d);
+  return dirs;
+}
+
+std::vector<std::string> ladspa_port_symbols(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& name : names) {
+    std::string s;
+    for (const char ch : name) {
+      const auto c = static_cast<unsigned char>(ch);
+      const bool keep = c < 0x80 && std::isalnum(c);
+      if (keep) s += static_cast<char>(std::tolower(c));
+      else if (!s.empty() && s.back() != '_') s += '_';
+    }
+    while (!s.empty() && s.back() == '_') s.pop_back();
+    if (s.empty()) s = "port";
+    std::string unique = s;
+    for (int n = 2; std::find(out.begin(), out.end(), unique) != out.end(); ++n) unique = fmt::format("{}_{}", s, n);
+    out.push_back(unique);
+  }
+  return out;
+}
+
+#if defined(CHUNKSCOPE_WITH_LADSPA)
+
+namespace {
+
+using Controls = std::vector<std::pair<std::string, std::string>>;
+
+// A loaded library: closed when its factory, its processors and its models are gone.
+struct Library {
+  std::string path;
+  void* handle = nullptr;
+  LADSPA_Descriptor_Function entry = nullptr;
+  ~Library() {
+    if (handle) dlclose(handle);
+  }
+};
+
+// The library at `path` (a path with a '/'), or nullptr and the reason in `why`.
+std::shared_ptr<const Library> open_library(const std::string& path, std::string& why) {
+  auto lib = std::make_shared<Library>();
+  lib->path = path;
+  {
+    HostedPhase in("loading", lib->path.c_str());  // the library's constructors run here
+    lib->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
+  if (!lib->handle) {
+    const char* e = dlerror();
+    why = fmt::format("not a loadable shared object ({})", one_line(e ? e : "dlopen failed"));
+    return nullptr;
+  }
+  lib->entry = reinterpret_cast<LADSPA_Descriptor_Function>(dlsym(lib->handle, "ladspa_descriptor"));
+  if (!lib->entry) {
+    why = "no ladspa_descriptor symbol (not a LADSPA library)";
+    return nullptr;
+  }
+  return lib;
+}
+
+// The library's descriptors, in index order.
+std::vector<const LADSPA_Descriptor*> descriptors(const Library& lib) {
+  std::vector<const LADSPA_Descriptor*> out;
+  HostedPhase in("ladspa_descriptor", lib.path.c_str());
+  for (unsigned long i = 0; i < 4096; ++i) {
+    const LADSPA_Descriptor* d = lib.entry(i);
+    if (!d) break;
+    if (d->Label) out.push_back(d);
+  }
+  return out;
+}
+
+const LADSPA_Descriptor* find_label(const Library& lib, const std::string& label) {
+  for (const auto* d : descriptors(lib))
+    if (label == d->Label) return d;
+  return nullptr;
+}
+
+// The .so files of the search path's folders, folder by folder, sorted within each.
+std::vector<std::string> library_files() {
+  std::vector<std::string> out;
+  for (const auto& dir : ladspa_search_path()) {
+    std::error_code ec;
+    std::vector<std::string> here;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".so" && !it->is_directory(ec)) here.push_back(it->path().string());
+    std::sort(here.begin(), here.end());
+    out.insert(out.end(), here.begin(), here.end());
+  }
+  return out;
+}
+
+std::string search_text() {
+  std::string s;
+  for (const auto& d : ladspa_search_path()) s += (s.empty() ? "" : ":") + d;
+  return s;
+}
+
+// `path` as the file to open: a path with a '/' as given, a bare name found on the search path.
+std::string locate(const std::string& path, const std::string& where) {
+  std::error_code ec;
+  if (path.find('/') == std::string::npos) {
+    for (const auto& dir : ladspa_search_path())
+      if (fs::is_regular_file(fs::path(dir) / path, ec)) return (fs::path(dir) / path).string();
+    throw InputError(fmt::format("{}: no LADSPA library '{}' on the search path ({})", where, one_line(path), search_text()));
+  }
+  const auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) throw InputError(fmt::format("{}: {}: not found", where, one_line(path)));
+  if (fs::is_directory(st)) throw InputError(fmt::format("{}: {}: is a folder, not a LADSPA library", where, one_line(path)));
+  return path;
+}
+
+struct Found {
+  std::shared_ptr<const Library> lib;
+  const LADSPA_Descriptor* desc = nullptr;
+};
+
+Found find_in(const std::string& file, const std::string& label, const std::string& where) {
+  std::string why;
+  auto lib = open_library(file, why);
+  if (!lib) throw InputError(fmt::format("{}: {}: {}", where, one_line(file), why));
+  if (const auto* d = find_label(*lib, label)) return {lib, d};
+  std::vector<std::string> labels;
+  for (const auto* d : descriptors(*lib)) labels.push_back(d->Label);
+  const std::string known = labels.empty() ? "it has none" : "labels: " + fmt::format("{}", fmt::join(labels, ", "));
+  throw InputError(fmt::format("{}: no plugin labelled '{}' in {} ({})", where, one_line(label), file, known));
+}
+
+// The plugin `label` in `path`, or in the first library on the search path that has it.
+Found find_plugin(const std::string& path, const std::string& label, const std::string& where) {
+  if (label.empty()) throw InputError(fmt::format("{}: missing plugin label (usage: ladspa:[library.so:]label)", where));
+  if (!path.empty()) return find_in(locate(path, where), label, where);
+  const auto files = library_files();
+  for (const auto& file : files) {
+    std::string why;
+    auto lib = open_library(file, why);
+    if (!lib) continue;  // a broken library on the path does not hide the others
+    if (const auto* d = find_label(*lib, label)) return {lib, d};
+  }
+  throw InputError(fmt::format("{}: no LADSPA plugin labelled '{}' in the {} on the search path ({})", where,
+                               one_line(label), files.size() == 1 ? "1 library" : fmt::format("{} libraries", files.size()),
+                               search_text()));
+}
+
+// ----------------------------------------------------------------------- plugin model
+
+enum class Kind { audio_in, audio_out, control_in, control_out, other };
+const char* kind_name(Kind k) {
+  static constexpr const char* names[] = {"audio_in", "audio_out", "control_in", "control_out", "other"};
+  return names[static_cast<int>(k)];
+}
+
+struct PortModel {
+  std::string symbol, name;
+  Kind kind = Kind::other;
+  float min = NAN, max = NAN, def = NAN;  // NaN: not given
+  bool sample_rate = false;               // bounds are fractions of the rate
+  bool def_absolute = false;              // def is absolute even on a sample-rate port
+  bool latency = false;
+};
+
+struct PluginModel {
+  std::shared_ptr<const Library> lib;
+  const LADSPA_Descriptor* desc = nullptr;
+  std::string id, label;
+  std::vector<PortModel> ports;
+  std::vector<unsigned long> audio_in, audio_out;
+  int latency_port = -1;
+  std::string why_not;
+};
+
+// The default a range hint names (LADSPA's rules: low and high are 1/4 of the way, on a
+// logarithmic scale when the hint says so); `absolute` when it is a constant.
+float hint_default(const LADSPA_PortRangeHint& h, bool& absolute) {
+  const int d = h.HintDescriptor;
+  const float lo = h.LowerBound, hi = h.UpperBound;
+  const bool log = LADSPA_IS_HINT_LOGARITHMIC(d) && lo > 0 && hi > 0;
+  const auto between = [&](float t) {
+    return log ? std::exp(std::log(lo) * (1 - t) + std::log(hi) * t) : lo * (1 - t) + hi * t;
+  };
+  absolute = false;
+  switch (d & LADSPA_HINT_DEFAULT_MASK) {
+    case LADSPA_HINT_DEFAULT_MINIMUM: return lo;
+    case LADSPA_HINT_DEFAULT_LOW: return between(0.25f);
+    case LADSPA_HINT_DEFAULT_MIDDLE: return between(0.5f);
+    case LADSPA_HINT_DEFAULT_HIGH: return between(0.75f);
+    case LADSPA_HINT_DEFAULT_MAXIMUM: return hi;
+  }
+  absolute = true;
+  switch (d & LADSPA_HINT_DEFAULT_MASK) {
+    case LADSPA_HINT_DEFAULT_0: return 0;
+    case LADSPA_HINT_DEFAULT_1: return 1;
+    case LADSPA_HINT_DEFAULT_100: return 100;
+    case LADSPA_HINT_DEFAULT_440: return 440;
+  }
+  return NAN;
+}
+
+PortModel port_model(const LADSPA_Descriptor* d, unsigned long i) {
+  PortModel p;
+  const LADSPA_PortDescriptor pd = d->PortDescriptors[i];
+  const bool in = LADSPA_IS_PORT_INPUT(pd), out = LADSPA_IS_PORT_OUTPUT(pd);
+  const bool audio = LADSPA_IS_PORT_AUDIO(pd), control = LADSPA_IS_PORT_CONTROL(pd);
+  if (in != out && audio != control) p.kind = audio ? (in ? Kind::audio_in : Kind::audio_out) : (in ? Kind::control_in : Kind::control_out);
+  p.name = d->PortNames && d->PortNames[i] ? d->PortNames[i] : "";
+  if (!d->PortRangeHints) return p;
+  const LADSPA_PortRangeHint& h = d->PortRangeHints[i];
+  if (LADSPA_IS_HINT_BOUNDED_BELOW(h.HintDescriptor)) p.min = h.LowerBound;
+  if (LADSPA_IS_HINT_BOUNDED_ABOVE(h.HintDescriptor)) p.max = h.UpperBound;
+  if (LADSPA_IS_HINT_TOGGLED(h.HintDescriptor)) p.min = 0, p.max = 1;
+  p.sample_rate = LADSPA_IS_HINT_SAMPLE_RATE(h.HintDescriptor);
+  p.def = hint_default(h, p.def_absolute);
+  return p;
+}
+
+std::string plural(std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); }
+
+std::string why_not_hosted(const PluginModel& m) {
+  for (const auto& p : m.ports)
+    if (p.kind == Kind::other) return fmt::format("port '{}' is neither an audio nor a control input or output", p.symbol);
+  if (!m.desc->instantiate || !m.desc->connect_port || !m.desc->run || !m.desc->cleanup)
+    return "its descriptor lacks instantiate, connect_port, run or cleanup";
+  if (m.audio_in.empty() || m.audio_in.size() != m.audio_out.size())
+    return fmt::format("has {} and {}; chunkscope runs plugins with as many audio outputs as inputs",
+                       plural(m.audio_in.size(), "audio input"), plural(m.audio_out.size(), "output"));
+  return "";
+}
+
+PluginModel model_of(const Found& f) {
+  PluginModel m;
+  m.lib = f.lib, m.desc = f.desc;
+  m.id = f.lib->path + ":" + f.desc->Label;
+  m.label = std::string("ladspa:") + f.desc->Label;
+  std::vector<std::string> names;
+  for (unsigned long i = 0; i < f.desc->PortCount; ++i) {
+    m.ports.push_back(port_model(f.desc, i));
+    names.push_back(m.ports.back().name);
+    if (m.ports.back().kind == Kind::audio_in) m.audio_in.push_back(i);
+    if (m.ports.back().kind == Kind::audio_out) m.audio_out.push_back(i);
+  }
+  const auto symbols = ladspa_port_symbols(names);
+  for (std::size_t i = 0; i < m.ports.size(); ++i) {
+    PortModel& p = m.ports[i];
+    p.symbol = symbols[i];
+    const bool named = strcasecmp(p.name.c_str(), "latency") == 0 || strcasecmp(p.name.c_str(), "_latency") == 0;
+    if (named && p.kind == Kind::control_out && m.latency_port < 0) m.latency_port = static_cast<int>(i), p.latency = true;
+  }
+  m.why_not = why_not_hosted(m);
+  return m;
+}
+
+// --------------------------------------------------------------------------- controls
+
+enum class Origin : std::uint8_t { fallback, user };
+
+struct LadspaStage {
+  PluginModel model;
+  std::vector<float> values;   // per port: control inputs' start values (relative defaults as fractions)
+  std::vector<Origin> origin;  // per port
+};
+
+float fallback_value(const PortModel& p) {
+  if (!std::isnan(p.def)) return p.def;
+  if (!std::isnan(p.min) && p.min > 0) return p.min;
+  if (!std::isnan(p.max) && p.max < 0) return p.max;
+  return 0.0f;
+}
+
+std::string control_symbols(const PluginModel& m) {
+  std::vector<std::string> s;
+  for (std::size_t i = 0; i < m.ports.size(); ++i)
+    if (m.ports[i].kind == Kind::control_in) s.push_back(fmt::format("{} ({})", m.ports[i].symbol, i));
+  return s.empty() ? "it has none" : fmt::format("controls: {}", fmt::join(s, ", "));
+}
+
+float parse_control(const std::string& text, const std::string& key, const std::string& where) {
+  const char* b = text.data() + (!text.empty() && text[0] == '+');
+  const char* e = text.data() + text.size();
+  double v = 0;
+  const auto [end, ec] = std::from_chars(b, e, v);
+  if (ec != std::errc() || end != e || b == e || !std::isfinite(v))
+    throw InputError(fmt::format("{}: control '{}': '{}' is not a number (plain decimal numbers only, e.g. 0.5, -12, 2e3)",
+                                 where, one_line(key), one_line(text)));
+  return static_cast<float>(v);
+}
+
+std::string range_text(const PortModel& p, double rate = 1) {
+  const auto bound = [&](float v) { return std::isnan(v) ? std::string("none") : fmt::format("{}", v * rate); };
+  return fmt::format("[{}, {}]", bound(p.min), bound(p.max));
+}
+bool in_range(const PortModel& p, double v, double rate = 1) {
+  return !((!std::isnan(p.min) && v < p.min * rate) || (!std::isnan(p.max) && v > p.max * rate));
+}
+
+// The port `key` names: its index among all ports (digits), else its symbol.
+std::size_t port_index(const PluginModel& m, const std::string& key, const std::string& where) {
+  std::size_t i = m.ports.size();
+  const bool digits = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) std::from_chars(key.data(), key.data() + key.size(), i);
+  for (std::size_t j = 0; !digits && j < m.ports.size(); ++j)
+    if (m.ports[j].symbol == key) i = j;
+  if (i >= m.ports.size())
+    throw InputError(fmt::format("{}: unknown control '{}' ({})", where, one_line(key), control_symbols(m)));
+  if (m.ports[i].kind != Kind::control_in)
+    throw InputError(fmt::format("{}: '{}' is an {} port, not a control input ({})", where, key,
+                                 kind_name(m.ports[i].kind), control_symbols(m)));
+  return i;
+}
+
+void apply_control(LadspaStage& st, const std::string& key, const std::string& text, const std::string& where) {
+  const std::size_t i = port_index(st.model, key, where);
+  const PortModel& p = st.model.ports[i];
+  if (st.origin[i] == Origin::user) throw InputError(fmt::format("{}: control '{}' is given twice", where, p.symbol));
+  const float v = parse_control(text, key, where);
+  if (!p.sample_rate && !in_range(p, v))
+    throw InputError(fmt::format("{}: control '{}': {} is outside its range {}", where, p.symbol, one_line(text), range_text(p)));
+  st.values[i] = v;
+  st.origin[i] = Origin::user;
+}
+
+// ------------------------------------------------------------------------ an instance
+
+// One plugin instance: controls and audio outputs connected to its own buffers, audio inputs
+// connected by run() to the chunk's channels.
+class LadspaInstance {
+ public:
+  LadspaInstance(std::shared_ptr<const LadspaStage> st, int max_frames, std::vector<float> values)
+      : st_(std::move(st)), values_(std::move(values)), bufs_(st_->model.ports.size()) {
+    for (std::size_t i = 0; i < bufs_.size(); ++i)
+      if (st_->model.ports[i].kind == Kind::audio_out) bufs_[i].assign(static_cast<std::size_t>(max_frames), 0.0f);
+  }
+  LadspaInstance(const LadspaInstance&) = delete;
+  LadspaInstance& operator=(const LadspaInstance&) = delete;
+  ~LadspaInstance() {
+    if (!h_) return;
+    const LADSPA_Descriptor* d = st_->model.desc;
+    HostedPhase in("cleanup", st_->model.label.c_str());
+    if (d->deactivate) d->deactivate(h_);
+    d->cleanup(h_);
+  }
+  /// Instantiates, connects and activates. [allocates, blocks]
+  bool open(double rate, std::string& error) {
+    const LADSPA_Descriptor* d = st_->model.desc;
+    HostedPhase in("instantiate", st_->model.label.c_str());
+    h_ = d->instantiate(d, static_cast<unsigned long>(std::lround(rate)));
+    if (!h_) return error = "instantiate failed", false;
+    for (unsigned long i = 0; i < bufs_.size(); ++i) {
+      const Kind k = st_->model.ports[i].kind;
+      if (k == Kind::control_in || k == Kind::control_out) d->connect_port(h_, i, &values_[i]);
+      if (k == Kind::audio_out) d->connect_port(h_, i, bufs_[i].data());
+    }
+    if (d->activate) d->activate(h_);
+    return true;
+  }
+  /// One call of run() on `frames` frames of `in` (one buffer per audio input). [no-alloc, no-block]
+  void run(float* const* in, int frames) noexcept {
+    const LADSPA_Descriptor* d = st_->model.desc;
+    for (std::size_t k = 0; k < st_->model.audio_in.size(); ++k) d->connect_port(h_, st_->model.audio_in[k], in[k]);
+    d->run(h_, static_cast<unsigned long>(frames));
+  }
+  /// Deactivates and activates: the plugin clears its state. [blocks]
+  void restart() noexcept {
+    const LADSPA_Descriptor* d = st_->model.desc;
+    HostedPhase in("reset", st_->model.label.c_str());
+    if (d->deactivate) d->deactivate(h_);
+    if (d->activate) d->activate(h_);
+  }
+  const float* output(std::size_t k) const noexcept { return bufs_[st_->model.audio_out[k]].data(); }
+  float value(std::size_t port) const noexcept { return values_[port]; }
+
+ private:
+  std::shared_ptr<const LadspaStage> st_;
+  LADSPA_Handle h_ = nullptr;
+  std::vector<float> values_;             // per port: control values
+  std::vector<std::vector<float>> bufs_;  // per port: audio outputs
+};
+
+// ---------------------------------------------------------------- processor, factory
+
+class LadspaProcessor final : public HostedProcessor {
+ public:
+  LadspaProcessor(std::shared_ptr<const LadspaStage> st, int max_frames, bool per_channel,
+                  std::vector<std::unique_ptr<LadspaInstance>> insts, std::uint32_t latency)
+      : st_(std::move(st)), max_frames_(max_frames), per_channel_(per_channel), insts_(std::move(insts)),
+        latency_(latency) {}
+  bool process(float* const* channels, int frames) noexcept override {
+    if (frames < 0 || frames > max_frames_) return error_ = "more frames than the stream's largest block", false;
+    if (frames == 0) return true;
+    const auto n = static_cast<std::size_t>(frames) * sizeof(float);
+    if (per_channel_) {
+      for (std::size_t c = 0; c < insts_.size(); ++c) {
+        insts_[c]->run(&channels[c], frames);
+        std::memcpy(channels[c], insts_[c]->output(0), n);
+      }
+      return true;
+    }
+    insts_[0]->run(channels, frames);
+    for (std::size_t k = 0; k < st_->model.audio_out.size(); ++k) std::memcpy(channels[k], insts_[0]->output(k), n);
+    return true;
+  }
+  void reset() noexcept override {
+    for (auto& i : insts_) i->restart();
+  }
+  const char* last_error() const noexcept override { return error_; }
+  std::uint32_t latency_frames() const noexcept override { return latency_; }
+
+
+ private:
+  std::shared_ptr<const LadspaStage> st_;
+  int max_frames_;
+  bool per_channel_;
+  std::vector<std::unique_ptr<LadspaInstance>> insts_;
+  const char* error_ = "";
+  std::uint32_t latency_;
+};
+
+class LadspaFactory final : public HostedFactory {
+ public:
+  explicit LadspaFactory(std::shared_ptr<const LadspaStage> st) : st_(std::move(st)) {}
+  const std::string& label() const noexcept override { return st_->model.label; }
+  std::unique_ptr<HostedProcessor> create(const HostedShape& shape, std::string& error) const override {
+    const PluginModel& m = st_->model;
+    const bool per_channel = m.audio_in.size() == 1 && m.audio_out.size() == 1;
+    if (shape.channels < 1 || (!per_channel && m.audio_in.size() != static_cast<std::size_t>(shape.channels))) {
+      error = fmt::format("has {} and {}; the chunk has {}", plural(m.audio_in.size(), "audio input"),
+                          plural(m.audio_out.size(), "output"), plural(static_cast<std::size_t>(shape.channels), "channel"));
+      return nullptr;
+    }
+    std::vector<float> values;
+    if (!values_at(shape.rate, values, error)) return nullptr;
+    std::vector<std::unique_ptr<LadspaInstance>> insts;
+    for (int c = 0; c < (per_channel ? shape.channels : 1); ++c) {
+      insts.push_back(std::make_unique<LadspaInstance>(st_, shape.max_frames, values));
+      if (!insts.back()->open(shape.rate, error)) return nullptr;
+    }
+    std::uint32_t latency = 0;
+    if (m.latency_port >= 0 && !probe_latency(shape, values, latency, error)) return nullptr;
+    return std::make_unique<LadspaProcessor>(st_, shape.max_frames, per_channel, std::move(insts), latency);
+  }
+
+ private:
+  // The latency port's value after a few cycles of silence on an instance of its own (the
+  // processing instances stay untouched).
+  bool probe_latency(const HostedShape& shape, const std::vector<float>& values, std::uint32_t& latency,
+                     std::string& error) const {
+    LadspaInstance probe(st_, shape.max_frames, values);
+    if (!probe.open(shape.rate, error)) return false;
+    std::vector<float> zeros(static_cast<std::size_t>(shape.max_frames), 0.0f);
+    std::vector<float*> in(st_->model.audio_in.size(), zeros.data());
+    {
+      HostedPhase phase("latency", st_->model.label.c_str());
+      for (int i = 0; i < kProbeCycles; ++i) probe.run(in.data(), shape.max_frames);
+    }
+    const float v = probe.value(static_cast<std::size_t>(st_->model.latency_port));
+    latency = std::isfinite(v) && v > 0 ? static_cast<std::uint32_t>(std::lround(v)) : 0;
+    return true;
+  }
+  static constexpr int kProbeCycles = 4;
+
+  // The start values at `rate`: relative defaults scaled, given values of sample-rate ports checked.
+  bool values_at(double rate, std::vector<float>& values, std::string& error) const {
+    values = st_->values;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const PortModel& p = st_->model.ports[i];
+      if (p.kind != Kind::control_in || !p.sample_rate) continue;
+      if (st_->origin[i] == Origin::fallback && !p.def_absolute) values[i] = static_cast<float>(values[i] * rate);
+      if (st_->origin[i] == Origin::user && !in_range(p, values[i], rate)) {
+        error = fmt::format("control '{}': {} is outside its range {} at {} Hz", p.symbol, values[i], range_text(p, rate), rate);
+        return false;
+      }
+    }
+    return true;
+  }
+  std::shared_ptr<const LadspaStage> st_;
+};
+
+PluginInfo info_of(const PluginModel& m) {
+  PluginInfo info;
+  info.api = "ladspa", info.id = m.id, info.label = m.label, info.library = m.lib->path;
+  info.name = m.desc->Name ? m.desc->Name : "";
+  info.runnable = m.why_not.empty();
+  info.why_not = m.why_not;
+  const auto opt = [](float v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); };
+  for (const auto& p : m.ports)
+    info.ports.push_back({p.symbol, p.name, kind_name(p.kind), opt(p.min), opt(p.max), opt(p.def), p.latency,
+                          p.sample_rate, p.sample_rate && p.def_absolute});
+  return info;
+}
+
+}  // namespace
+
+bool ladspa_available() noexcept { return true; }
+
+std::shared_ptr<const HostedFactory> load_ladspa_stage(const std::string& path, const std::string& label,
+                                                       const Controls& controls, const std::string& where) {
+  const Found f = find_plugin(path, label, where);
+  auto st = std::make_shared<LadspaStage>();
+  st->model = model_of(f);
+  if (!st->model.why_not.empty()) throw InputError(fmt::format("{}: {} {}", where, st->model.id, st->model.why_not));
+  for (const auto& p : st->model.ports) st->values.push_back(p.kind == Kind::control_in ? fallback_value(p) : 0.0f);
+  st->origin.assign(st->model.ports.size(), Origin::fallback);
+  for (const auto& [k, v] : controls) apply_control(*st, k, v, where);
+  return std::make_shared<LadspaFactory>(std::move(st));
+}
+
+std::vector<PluginInfo> list_ladspa_plugins() {
+  std::vector<PluginInfo> out;
+  for (const auto& file : library_files()) {
+    std::string why;
+    auto lib = open_library(file, why);
+    if (!lib) {
+      PluginInfo broken;
+      broken.api = "ladspa", broken.id = file, broken.library = file, broken.why_not = why;
+      out.push_back(std::move(broken));
+      continue;
+    }
+    for (const auto* d : descriptors(*lib)) out.push_back(info_of(model_of({lib, d})));
+  }
+  return out;
+}
+
+PluginInfo describe_ladspa_plugin(const std::string& path, const std::string& label, const std::string& where) {
+  return info_of(model_of(find_plugin(path, label, where)));
+}
+
+#else  // built without ladspa.h: the same interface, answering that LADSPA is not hosted
+
+namespace {
+constexpr const char* kNoLadspa = "this chunkscope was built without LADSPA hosting (ladspa.h not found; install ladspa-sdk)";
+}
+
+bool ladspa_available() noexcept { return false; }
+
+std::shared_ptr<const HostedFactory> load_ladspa_stage(const std::string&, const std::string&,
+                                                       const std::vector<std::pair<std::string, std::string>>&,
+                                                       const std::string& where) {
+  throw InputError(fmt::format("{}: {}", where, kNoLadspa));
+}
+
+std::vector<PluginInfo> list_ladspa_plugins() { return {}; }
+
+PluginInfo describe_ladspa_plugin(const std::string&, const std::string&, const std::string& where) {
+  throw InputError(fmt::format("{}: {}", where, kNoLadspa));
+}
+
+#endif
+
+}  // namespace chunkscope
