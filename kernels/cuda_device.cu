@@ -16,7 +16,12 @@ GpuInfo probe_gpu() {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    g.reason = std::string("no usable CUDA device: ") + cudaGetErrorString(e);
+    // without an NVIDIA driver (or with one older than this CUDA runtime) the runtime says
+    // "driver version is insufficient": say what that means on a machine without a GPU
+    g.reason = e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice
+                   ? std::string("no usable CUDA device: no NVIDIA GPU with a driver this CUDA runtime can use was found (") +
+                         cudaGetErrorString(e) + ")"
+                   : std::string("no usable CUDA device: ") + cudaGetErrorString(e);
     cudaGetLastError();
     return g;
   }

@@ -25,6 +25,9 @@ packages=(
   libconcurrentqueue-dev libreaderwriterqueue-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev libbenchmark-dev libcivetweb-dev
   jackd2 chromium time stress-ng prometheus
+  liblilv-dev ladspa-sdk
+  # plugins the lv2:/ladspa: tests run, and lv2apply to check chunkscope's output against
+  lilv-utils swh-lv2 x42-plugins caps mda-lv2
 )
 # clang and its runtime libraries, libFuzzer among them (the distribution's default version)
 if [ "$fuzz" -eq 1 ]; then

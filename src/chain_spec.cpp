@@ -58,6 +58,29 @@ constexpr KindName kKinds[] = {
     {"so", StageKind::so},
 };
 
+// The stage name `name` was most likely meant to be: the same name in another case, a
+// common long or "-f" form (lowpass, lpf, hpf, bandpass, ...), or a known name one edit away.
+std::string closest_name(std::string_view name) {
+  std::string low;
+  for (char c : name) low += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"lowpass", "lp"}, {"highpass", "hp"}, {"bandpass", "bp"}, {"bandstop", "bs"}, {"lpf", "lp"}, {"hpf", "hp"},
+      {"bpf", "bp"},     {"bsf", "bs"},      {"eq", "peak"},     {"peq", "peak"},   {"shelf", "lowshelf"}};
+  for (const auto& [alias, to] : kAliases)
+    if (low == alias) return to;
+  auto one_edit = [](std::string_view a, std::string_view b) {
+    if (a.size() > b.size()) std::swap(a, b);
+    if (b.size() - a.size() > 1) return false;
+    std::size_t i = 0;
+    while (i < a.size() && a[i] == b[i]) ++i;
+    if (a.size() == b.size()) return a.substr(i + 1) == b.substr(i + 1);  // one substitution
+    return a.substr(i) == b.substr(i + 1);                                  // one insertion
+  };
+  for (const auto& k : kKinds)
+    if (low == k.name || (low.size() > 1 && one_edit(low, k.name))) return k.name;
+  return "";
+}
+
 std::string known_names() {
   std::string s;
   for (const auto& k : kKinds) {
@@ -254,8 +277,11 @@ StageSpec parse_stage(std::string_view raw, std::size_t index) {
       found = true;
     }
   }
-  if (!found)
-    throw InputError(fmt::format("{}: unknown stage '{}' (known: {})", where, name, known_names()));
+  if (!found) {
+    const std::string guess = closest_name(name);
+    throw InputError(fmt::format("{}: unknown stage '{}'{} (known: {})", where, name,
+                                 guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess), known_names()));
+  }
 
   if (st.kind == StageKind::sos) {
     // The path is everything after "sos:" so that it may contain ':'.
@@ -318,7 +344,9 @@ StageSpec parse_stage(std::string_view raw, std::size_t index) {
       st.q = parse_q(t, where);
       auto g = t.keys.find("gain");
       if (g == t.keys.end()) throw InputError(fmt::format("{}: missing gain=<dB> (usage: {})", where, usage));
-      st.gain_db = parse_number(g->second, where + ": gain");
+      std::string_view gv = g->second;  // "6", "6dB" or "-3 db", as gain:<dB> takes it
+      if (ends_with_ci(gv, "db")) gv.remove_suffix(2);
+      st.gain_db = parse_number(gv, where + ": gain");
       st.has_gain = true;
       if (auto s = t.keys.find("s"); s != t.keys.end()) {
         if (st.q != 0) throw InputError(fmt::format("{}: give q= or s=, not both", where));

@@ -13,6 +13,10 @@
 
 #include "src/errors.hpp"
 
+// LADSPA is hosted when ladspa.h (ladspa-sdk) is found, or when the build says so.
+#if !defined(CHUNKSCOPE_WITH_LADSPA) && __has_include(<ladspa.h>)
+#define CHUNKSCOPE_WITH_LADSPA 1
+#endif
 #if defined(CHUNKSCOPE_WITH_LADSPA)
 #include <dlfcn.h>
 #include <ladspa.h>
@@ -138,11 +142,13 @@ std::string locate(const std::string& path, const std::string& where) {
   if (path.find('/') == std::string::npos) {
     for (const auto& dir : ladspa_search_path())
       if (fs::is_regular_file(fs::path(dir) / path, ec)) return (fs::path(dir) / path).string();
-    throw InputError(fmt::format("{}: no LADSPA library '{}' on the search path ({})", where, one_line(path), search_text()));
+    throw InputError(
+        fmt::format("{}: no LADSPA library '{}' on the search path ({})", where, one_line(path), search_text()));
   }
   const auto st = fs::status(path, ec);
   if (ec || !fs::exists(st)) throw InputError(fmt::format("{}: {}: not found", where, one_line(path)));
-  if (fs::is_directory(st)) throw InputError(fmt::format("{}: {}: is a folder, not a LADSPA library", where, one_line(path)));
+  if (fs::is_directory(st))
+    throw InputError(fmt::format("{}: {}: is a folder, not a LADSPA library", where, one_line(path)));
   return path;
 }
 
@@ -237,9 +243,10 @@ PortModel port_model(const LADSPA_Descriptor* d, unsigned long i) {
   const LADSPA_PortDescriptor pd = d->PortDescriptors[i];
   const bool in = LADSPA_IS_PORT_INPUT(pd), out = LADSPA_IS_PORT_OUTPUT(pd);
   const bool audio = LADSPA_IS_PORT_AUDIO(pd), control = LADSPA_IS_PORT_CONTROL(pd);
-  if (in != out && audio != control) p.kind = audio ? (in ? Kind::audio_in : Kind::audio_out) : (in ? Kind::control_in : Kind::control_out);
+  if (in != out && audio != control)
+    p.kind = audio ? (in ? Kind::audio_in : Kind::audio_out) : (in ? Kind::control_in : Kind::control_out);
   p.name = d->PortNames && d->PortNames[i] ? d->PortNames[i] : "";
-  if (!d->PortRangeHints) return p;
+  if (!d->PortRangeHints || !control) return p;  // hints on audio ports (caps has some) mean nothing here
   const LADSPA_PortRangeHint& h = d->PortRangeHints[i];
   if (LADSPA_IS_HINT_BOUNDED_BELOW(h.HintDescriptor)) p.min = h.LowerBound;
   if (LADSPA_IS_HINT_BOUNDED_ABOVE(h.HintDescriptor)) p.max = h.UpperBound;
@@ -249,13 +256,20 @@ PortModel port_model(const LADSPA_Descriptor* d, unsigned long i) {
   return p;
 }
 
+const char* kind_words(Kind k) {
+  static constexpr const char* words[] = {"an audio input", "an audio output", "a control input", "a control output",
+                                          "a port of a type chunkscope does not know"};
+  return words[static_cast<int>(k)];
+}
+
 std::string plural(std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); }
 
 std::string why_not_hosted(const PluginModel& m) {
   for (const auto& p : m.ports)
-    if (p.kind == Kind::other) return fmt::format("port '{}' is neither an audio nor a control input or output", p.symbol);
+    if (p.kind == Kind::other)
+      return fmt::format("has port '{}', which is neither an audio nor a control input or output", p.symbol);
   if (!m.desc->instantiate || !m.desc->connect_port || !m.desc->run || !m.desc->cleanup)
-    return "its descriptor lacks instantiate, connect_port, run or cleanup";
+    return "lacks one of instantiate, connect_port, run, cleanup in its descriptor";
   if (m.audio_in.empty() || m.audio_in.size() != m.audio_out.size())
     return fmt::format("has {} and {}; chunkscope runs plugins with as many audio outputs as inputs",
                        plural(m.audio_in.size(), "audio input"), plural(m.audio_out.size(), "output"));
@@ -279,7 +293,10 @@ PluginModel model_of(const Found& f) {
     PortModel& p = m.ports[i];
     p.symbol = symbols[i];
     const bool named = strcasecmp(p.name.c_str(), "latency") == 0 || strcasecmp(p.name.c_str(), "_latency") == 0;
-    if (named && p.kind == Kind::control_out && m.latency_port < 0) m.latency_port = static_cast<int>(i), p.latency = true;
+    if (named && p.kind == Kind::control_out && m.latency_port < 0) {
+      m.latency_port = static_cast<int>(i);
+      p.latency = true;
+    }
   }
   m.why_not = why_not_hosted(m);
   return m;
@@ -321,7 +338,7 @@ float parse_control(const std::string& text, const std::string& key, const std::
 }
 
 std::string range_text(const PortModel& p, double rate = 1) {
-  const auto bound = [&](float v) { return std::isnan(v) ? std::string("none") : fmt::format("{}", v * rate); };
+  const auto bound = [&](float v) { return std::isnan(v) ? std::string("unbounded") : fmt::format("{}", v * rate); };
   return fmt::format("[{}, {}]", bound(p.min), bound(p.max));
 }
 bool in_range(const PortModel& p, double v, double rate = 1) {
@@ -338,8 +355,8 @@ std::size_t port_index(const PluginModel& m, const std::string& key, const std::
   if (i >= m.ports.size())
     throw InputError(fmt::format("{}: unknown control '{}' ({})", where, one_line(key), control_symbols(m)));
   if (m.ports[i].kind != Kind::control_in)
-    throw InputError(fmt::format("{}: '{}' is an {} port, not a control input ({})", where, key,
-                                 kind_name(m.ports[i].kind), control_symbols(m)));
+    throw InputError(fmt::format("{}: '{}' is {}, not a control input ({})", where, key, kind_words(m.ports[i].kind),
+                                 control_symbols(m)));
   return i;
 }
 
@@ -349,7 +366,8 @@ void apply_control(LadspaStage& st, const std::string& key, const std::string& t
   if (st.origin[i] == Origin::user) throw InputError(fmt::format("{}: control '{}' is given twice", where, p.symbol));
   const float v = parse_control(text, key, where);
   if (!p.sample_rate && !in_range(p, v))
-    throw InputError(fmt::format("{}: control '{}': {} is outside its range {}", where, p.symbol, one_line(text), range_text(p)));
+    throw InputError(
+        fmt::format("{}: control '{}': {} is outside its range {}", where, p.symbol, one_line(text), range_text(p)));
   st.values[i] = v;
   st.origin[i] = Origin::user;
 }
@@ -377,9 +395,16 @@ class LadspaInstance {
   /// Instantiates, connects and activates. [allocates, blocks]
   bool open(double rate, std::string& error) {
     const LADSPA_Descriptor* d = st_->model.desc;
-    HostedPhase in("instantiate", st_->model.label.c_str());
-    h_ = d->instantiate(d, static_cast<unsigned long>(std::lround(rate)));
-    if (!h_) return error = "instantiate failed", false;
+    const char* label = st_->model.label.c_str();
+    {
+      HostedPhase in("instantiate", label);
+      h_ = d->instantiate(d, static_cast<unsigned long>(std::lround(rate)));
+    }
+    if (!h_) {
+      error = "instantiate failed (the plugin gave no reason)";
+      return false;
+    }
+    HostedPhase in("activate", label);
     for (unsigned long i = 0; i < bufs_.size(); ++i) {
       const Kind k = st_->model.ports[i].kind;
       if (k == Kind::control_in || k == Kind::control_out) d->connect_port(h_, i, &values_[i]);
@@ -420,7 +445,10 @@ class LadspaProcessor final : public HostedProcessor {
       : st_(std::move(st)), max_frames_(max_frames), per_channel_(per_channel), insts_(std::move(insts)),
         latency_(latency) {}
   bool process(float* const* channels, int frames) noexcept override {
-    if (frames < 0 || frames > max_frames_) return error_ = "more frames than the stream's largest block", false;
+    if (frames < 0 || frames > max_frames_) {
+      error_ = "called with more frames than the stream's largest block";
+      return false;
+    }
     if (frames == 0) return true;
     const auto n = static_cast<std::size_t>(frames) * sizeof(float);
     if (per_channel_) {
@@ -440,7 +468,6 @@ class LadspaProcessor final : public HostedProcessor {
   const char* last_error() const noexcept override { return error_; }
   std::uint32_t latency_frames() const noexcept override { return latency_; }
 
-
  private:
   std::shared_ptr<const LadspaStage> st_;
   int max_frames_;
@@ -455,11 +482,22 @@ class LadspaFactory final : public HostedFactory {
   explicit LadspaFactory(std::shared_ptr<const LadspaStage> st) : st_(std::move(st)) {}
   const std::string& label() const noexcept override { return st_->model.label; }
   std::unique_ptr<HostedProcessor> create(const HostedShape& shape, std::string& error) const override {
+    try {
+      return make(shape, error);
+    } catch (const std::exception& e) {  // no memory, no thread for a worker
+      error = fmt::format("could not be made ({})", one_line(e.what()));
+      return nullptr;
+    }
+  }
+
+ private:
+  std::unique_ptr<HostedProcessor> make(const HostedShape& shape, std::string& error) const {
     const PluginModel& m = st_->model;
     const bool per_channel = m.audio_in.size() == 1 && m.audio_out.size() == 1;
     if (shape.channels < 1 || (!per_channel && m.audio_in.size() != static_cast<std::size_t>(shape.channels))) {
       error = fmt::format("has {} and {}; the chunk has {}", plural(m.audio_in.size(), "audio input"),
-                          plural(m.audio_out.size(), "output"), plural(static_cast<std::size_t>(shape.channels), "channel"));
+                          plural(m.audio_out.size(), "output"),
+                          plural(static_cast<std::size_t>(std::max(0, shape.channels)), "channel"));
       return nullptr;
     }
     std::vector<float> values;
@@ -473,8 +511,6 @@ class LadspaFactory final : public HostedFactory {
     if (m.latency_port >= 0 && !probe_latency(shape, values, latency, error)) return nullptr;
     return std::make_unique<LadspaProcessor>(st_, shape.max_frames, per_channel, std::move(insts), latency);
   }
-
- private:
   // The latency port's value after a few cycles of silence on an instance of its own (the
   // processing instances stay untouched).
   bool probe_latency(const HostedShape& shape, const std::vector<float>& values, std::uint32_t& latency,
@@ -501,7 +537,8 @@ class LadspaFactory final : public HostedFactory {
       if (p.kind != Kind::control_in || !p.sample_rate) continue;
       if (st_->origin[i] == Origin::fallback && !p.def_absolute) values[i] = static_cast<float>(values[i] * rate);
       if (st_->origin[i] == Origin::user && !in_range(p, values[i], rate)) {
-        error = fmt::format("control '{}': {} is outside its range {} at {} Hz", p.symbol, values[i], range_text(p, rate), rate);
+        error = fmt::format("control '{}': {} is outside its range {} at {} Hz", p.symbol, values[i],
+                            range_text(p, rate), rate);
         return false;
       }
     }
@@ -562,7 +599,8 @@ PluginInfo describe_ladspa_plugin(const std::string& path, const std::string& la
 #else  // built without ladspa.h: the same interface, answering that LADSPA is not hosted
 
 namespace {
-constexpr const char* kNoLadspa = "this chunkscope was built without LADSPA hosting (ladspa.h not found; install ladspa-sdk)";
+constexpr const char* kNoLadspa =
+    "this chunkscope was built without LADSPA hosting (ladspa.h not found; install ladspa-sdk)";
 }
 
 bool ladspa_available() noexcept { return false; }

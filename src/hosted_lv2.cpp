@@ -4,6 +4,11 @@
 
 #include "src/errors.hpp"
 
+// LV2 is hosted when lilv's headers are on the include path (they live in their own folder,
+// which the build adds with the library: pkg-config lilv-0), or when the build says so.
+#if !defined(CHUNKSCOPE_WITH_LILV) && __has_include(<lilv/lilv.h>)
+#define CHUNKSCOPE_WITH_LILV 1
+#endif
 #if defined(CHUNKSCOPE_WITH_LILV)
 #include <lilv/lilv.h>
 #include <lv2/atom/atom.h>
@@ -20,6 +25,7 @@
 #include <lv2/time/time.h>
 #include <lv2/urid/urid.h>
 #include <lv2/worker/worker.h>
+#include <dlfcn.h>
 #include <semaphore.h>
 
 #include <algorithm>
@@ -221,6 +227,13 @@ const char* kind_name(Kind k) {
                                           "cv_out",   "atom_in",   "atom_out",   "other"};
   return names[static_cast<int>(k)];
 }
+// "a control output", for messages.
+const char* kind_words(Kind k) {
+  static constexpr const char* words[] = {"an audio input", "an audio output", "a control input", "a control output",
+                                          "a CV input",     "a CV output",     "an atom input",   "an atom output",
+                                          "a port of a type chunkscope does not know"};
+  return words[static_cast<int>(k)];
+}
 bool is_input(Kind k) { return k == Kind::audio_in || k == Kind::control_in || k == Kind::cv_in || k == Kind::atom_in; }
 
 struct PortModel {
@@ -228,6 +241,7 @@ struct PortModel {
   Kind kind = Kind::other;
   double min = NAN, max = NAN, def = NAN;  // NaN: not given
   bool sample_rate = false, optional = false, latency = false;
+  bool def_absolute = false;  // a sample-rate port's default outside [min, max]: in Hz, not a fraction
   std::uint32_t atom_size = 0;  // rsz:minimumSize
 };
 
@@ -280,24 +294,51 @@ PortModel port_model(Lv2World& w, const LilvPlugin* p, const LilvPort* port) {
   m.kind = port_kind(w, p, port, m.type);
   LilvNode *def = nullptr, *lo = nullptr, *hi = nullptr;
   lilv_port_get_range(p, port, &def, &lo, &hi);
-  m.def = number_of(def), m.min = number_of(lo), m.max = number_of(hi);
-  lilv_node_free(def), lilv_node_free(lo), lilv_node_free(hi);
+  m.def = number_of(def);
+  m.min = number_of(lo);
+  m.max = number_of(hi);
+  lilv_node_free(def);
+  lilv_node_free(lo);
+  lilv_node_free(hi);
   m.sample_rate = lilv_port_has_property(p, port, w.sample_rate);
+  // lv2:sampleRate scales the bounds; plugins converted from LADSPA (swh) also write defaults
+  // in Hz (440 on a 0..0.4 port): a default that cannot be a fraction within them is taken as one
+  m.def_absolute = m.sample_rate && !std::isnan(m.def) && (m.def < m.min || m.def > m.max);
   m.optional = lilv_port_has_property(p, port, w.optional);
   if (m.kind == Kind::atom_in || m.kind == Kind::atom_out) {
     const Node size(lilv_port_get(p, port, w.min_size));
-    if (size && lilv_node_is_int(size.get())) m.atom_size = static_cast<std::uint32_t>(std::max(0, lilv_node_as_int(size.get())));
+    if (size && lilv_node_is_int(size.get()))
+      m.atom_size = static_cast<std::uint32_t>(std::max(0, lilv_node_as_int(size.get())));
   }
   return m;
 }
 
 std::string plural(std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); }
 
+// Why the plugin's library cannot be loaded (dlopen's reason), or "": a library with an
+// undefined symbol is refused here rather than at instantiation.
+std::string library_problem(const std::string& path) {
+  void* h = nullptr;
+  {
+    HostedPhase in("loading", path.c_str());  // the library's constructors run here
+    h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
+  if (!h) {
+    const char* e = dlerror();
+    return fmt::format("has a library that cannot be loaded ({})", one_line(e ? e : "dlopen failed"));
+  }
+  const bool entry = dlsym(h, "lv2_descriptor") || dlsym(h, "lv2_lib_descriptor");
+  dlclose(h);
+  return entry ? "" : fmt::format("has a library without an lv2_descriptor symbol ({})", path);
+}
+
 // Why chunkscope cannot host the plugin whatever the chunk's channels, or "".
 std::string why_not_hosted(Lv2World& w, const PluginModel& m) {
-  if (!lilv_plugin_verify(m.plugin)) return "its description is invalid (lilv_plugin_verify failed)";
+  if (!lilv_plugin_verify(m.plugin)) return "has an invalid description (lilv_plugin_verify failed)";
   std::error_code ec;
-  if (m.library.empty() || !std::filesystem::exists(m.library, ec)) return fmt::format("its library {} is missing", m.library);
+  if (m.library.empty() || !std::filesystem::exists(m.library, ec))
+    return fmt::format("has no library ({} is missing)", m.library.empty() ? "lv2:binary" : m.library);
+  if (std::string why = library_problem(m.library); !why.empty()) return why;
   for (const auto& f : m.required_features)
     if (!listed(kHostedFeatures, f)) return fmt::format("requires feature {}, which chunkscope does not host", f);
   const Nodes options(lilv_plugin_get_value(m.plugin, w.required_option));
@@ -307,7 +348,7 @@ std::string why_not_hosted(Lv2World& w, const PluginModel& m) {
   }
   for (const auto& p : m.ports)
     if (p.kind == Kind::other && !p.optional)
-      return fmt::format("port '{}' is of type {}, which chunkscope does not host", p.symbol,
+      return fmt::format("has port '{}' of type {}, which chunkscope does not host", p.symbol,
                          p.type.empty() ? "unknown" : p.type);
   if (m.audio_in.empty() || m.audio_in.size() != m.audio_out.size())
     return fmt::format("has {} and {}; chunkscope runs plugins with as many audio outputs as inputs",
@@ -316,8 +357,9 @@ std::string why_not_hosted(Lv2World& w, const PluginModel& m) {
 }
 
 std::string label_of(const std::string& uri) {
-  const auto slash = uri.find_last_of('/');
-  const std::string tail = slash == std::string::npos || slash + 1 == uri.size() ? uri : uri.substr(slash + 1);
+  auto cut = uri.find_last_of('/');
+  if (cut == std::string::npos) cut = uri.find_last_of(':');  // a URN
+  const std::string tail = cut == std::string::npos || cut + 1 == uri.size() ? uri : uri.substr(cut + 1);
   return "lv2:" + tail;
 }
 
@@ -343,7 +385,10 @@ PluginModel model_of(Lv2World& w, const LilvPlugin* p) {
   }
   if (lilv_plugin_has_latency(p)) {
     const std::uint32_t i = lilv_plugin_get_latency_port_index(p);
-    if (i < m.ports.size() && m.ports[i].kind == Kind::control_out) m.latency_port = static_cast<int>(i), m.ports[i].latency = true;
+    if (i < m.ports.size() && m.ports[i].kind == Kind::control_out) {
+      m.latency_port = static_cast<int>(i);
+      m.ports[i].latency = true;
+    }
   }
   const Nodes required(lilv_plugin_get_required_features(p));
   LILV_FOREACH (nodes, i, required.get()) m.required_features.push_back(text_of(lilv_nodes_get(required.get(), i)));
@@ -437,11 +482,15 @@ void set_preset_value(const char* symbol, void* data, const void* value, std::ui
   double v = NAN;
   if (type == u.atom_Float && size == sizeof(float)) v = *static_cast<const float*>(value);
   if (type == u.atom_Double && size == sizeof(double)) v = *static_cast<const double*>(value);
-  if ((type == u.atom_Int || type == u.atom_Bool) && size == sizeof(std::int32_t)) v = *static_cast<const std::int32_t*>(value);
-  if (type == u.atom_Long && size == sizeof(std::int64_t)) v = static_cast<double>(*static_cast<const std::int64_t*>(value));
+  if ((type == u.atom_Int || type == u.atom_Bool) && size == sizeof(std::int32_t))
+    v = *static_cast<const std::int32_t*>(value);
+  if (type == u.atom_Long && size == sizeof(std::int64_t))
+    v = static_cast<double>(*static_cast<const std::int64_t*>(value));
   for (std::size_t i = 0; i < st->model.ports.size(); ++i)
-    if (st->model.ports[i].symbol == symbol && st->model.ports[i].kind == Kind::control_in && !std::isnan(v))
-      st->values[i] = v, st->origin[i] = Origin::preset;
+    if (st->model.ports[i].symbol == symbol && st->model.ports[i].kind == Kind::control_in && !std::isnan(v)) {
+      st->values[i] = v;
+      st->origin[i] = Origin::preset;
+    }
 }
 
 // Reads `node`'s state (a preset, or the plugin's default state), applies its port values and
@@ -465,7 +514,7 @@ void apply_preset(Lv2World& w, Lv2Stage& st, const std::string& want, const std:
   for (const auto& uri : st.model.presets) {
     const Node node(lilv_new_uri(w.world, uri.c_str()));
     const std::string label = preset_label(w, node.get());
-    labels.push_back(label.empty() ? uri : "'" + label + "'");
+    labels.push_back(label.empty() ? uri : fmt::format("'{}' ({})", label, uri.substr(uri.find_last_of("/#") + 1)));
     if (uri == want || (!label.empty() && lower(label) == lower(want))) {
       hits = {uri};  // an exact URI or label wins over suffixes
       break;
@@ -504,7 +553,7 @@ double parse_control(const std::string& text, const std::string& symbol, const s
 
 // "[min, max]" for an error message, scaled by `rate` when given.
 std::string range_text(const PortModel& p, double rate = 1) {
-  const auto bound = [&](double v) { return std::isnan(v) ? std::string("none") : fmt::format("{}", v * rate); };
+  const auto bound = [&](double v) { return std::isnan(v) ? std::string("unbounded") : fmt::format("{}", v * rate); };
   return fmt::format("[{}, {}]", bound(p.min), bound(p.max));
 }
 bool in_range(const PortModel& p, double v, double rate = 1) {
@@ -517,13 +566,14 @@ void apply_control(Lv2Stage& st, const std::string& key, const std::string& text
   if (it == ports.end())
     throw InputError(fmt::format("{}: unknown control '{}' ({})", where, one_line(key), control_symbols(st.model)));
   if (it->kind != Kind::control_in)
-    throw InputError(fmt::format("{}: '{}' is an {} port, not a control input ({})", where, key, kind_name(it->kind),
+    throw InputError(fmt::format("{}: '{}' is {}, not a control input ({})", where, key, kind_words(it->kind),
                                  control_symbols(st.model)));
   const auto i = static_cast<std::size_t>(it - ports.begin());
   if (st.origin[i] == Origin::user) throw InputError(fmt::format("{}: control '{}' is given twice", where, key));
   const double v = parse_control(text, key, where);
   if (!it->sample_rate && !in_range(*it, v))
-    throw InputError(fmt::format("{}: control '{}': {} is outside its range {}", where, key, one_line(text), range_text(*it)));
+    throw InputError(
+        fmt::format("{}: control '{}': {} is outside its range {}", where, key, one_line(text), range_text(*it)));
   st.values[i] = v;
   st.origin[i] = Origin::user;
 }
@@ -573,7 +623,6 @@ class ByteRing {
     tail_.store(tail + sizeof size + size, std::memory_order_release);
     return true;
   }
-  std::size_t capacity() const noexcept { return buf_.size(); }
 
  private:
   void copy_in(std::size_t at, const void* src, std::size_t n) noexcept {
@@ -893,7 +942,10 @@ int Lv2Instance::log(LV2_URID type, const char* fmt, va_list ap) noexcept {
   const Urids& u = urids();
   if (type != u.log_Error && type != u.log_Warning) return 0;
   if (t_in_run) {
-    if (log_.used == LogRing::kSlots) return ++log_.dropped, 0;
+    if (log_.used == LogRing::kSlots) {
+      ++log_.dropped;
+      return 0;
+    }
     auto& slot = log_.text[static_cast<std::size_t>(log_.used)];
     log_.error[static_cast<std::size_t>(log_.used++)] = type == u.log_Error;
     return std::vsnprintf(slot.data(), slot.size(), fmt, ap);
@@ -920,7 +972,10 @@ class Lv2Processor final : public HostedProcessor {
       : st_(std::move(st)), max_frames_(max_frames), per_channel_(per_channel), insts_(std::move(insts)),
         latency_(latency) {}
   bool process(float* const* channels, int frames) noexcept override {
-    if (frames < 0 || frames > max_frames_) return error_ = "more frames than the stream's largest block", false;
+    if (frames < 0 || frames > max_frames_) {
+      error_ = "called with more frames than the stream's largest block";
+      return false;
+    }
     if (frames == 0) return true;
     const RunScope scope;
     const auto n = static_cast<std::size_t>(frames) * sizeof(float);
@@ -941,7 +996,6 @@ class Lv2Processor final : public HostedProcessor {
   const char* last_error() const noexcept override { return error_; }
   std::uint32_t latency_frames() const noexcept override { return latency_; }
 
-
  private:
   std::shared_ptr<const Lv2Stage> st_;
   int max_frames_;
@@ -956,11 +1010,22 @@ class Lv2Factory final : public HostedFactory {
   explicit Lv2Factory(std::shared_ptr<const Lv2Stage> st) : st_(std::move(st)) {}
   const std::string& label() const noexcept override { return st_->model.label; }
   std::unique_ptr<HostedProcessor> create(const HostedShape& shape, std::string& error) const override {
+    try {
+      return make(shape, error);
+    } catch (const std::exception& e) {  // no memory, no thread for a worker
+      error = fmt::format("could not be made ({})", one_line(e.what()));
+      return nullptr;
+    }
+  }
+
+ private:
+  std::unique_ptr<HostedProcessor> make(const HostedShape& shape, std::string& error) const {
     const PluginModel& m = st_->model;
     const bool per_channel = m.audio_in.size() == 1 && m.audio_out.size() == 1;
     if (shape.channels < 1 || (!per_channel && m.audio_in.size() != static_cast<std::size_t>(shape.channels))) {
       error = fmt::format("has {} and {}; the chunk has {}", plural(m.audio_in.size(), "audio input"),
-                          plural(m.audio_out.size(), "output"), plural(static_cast<std::size_t>(shape.channels), "channel"));
+                          plural(m.audio_out.size(), "output"),
+                          plural(static_cast<std::size_t>(std::max(0, shape.channels)), "channel"));
       return nullptr;
     }
     std::vector<float> values;
@@ -975,8 +1040,6 @@ class Lv2Factory final : public HostedFactory {
     if (m.latency_port >= 0 && !probe_latency(shape, values, latency, error)) return nullptr;
     return std::make_unique<Lv2Processor>(st_, shape.max_frames, per_channel, std::move(insts), latency);
   }
-
- private:
   // The latency port's value after a few cycles of silence on an instance of its own, so that
   // the probe leaves the processing instances untouched (a plugin may report a new latency
   // one cycle after it takes effect, as x42 nodelay does).
@@ -986,6 +1049,7 @@ class Lv2Factory final : public HostedFactory {
     if (!probe.open(shape.rate, error)) return false;
     std::vector<float> zeros(static_cast<std::size_t>(shape.max_frames), 0.0f);
     std::vector<float*> in(st_->model.audio_in.size(), zeros.data());
+    const HostedPhase phase("latency", st_->model.label.c_str());
     const RunScope scope;
     for (int i = 0; i < kProbeCycles; ++i) probe.run(in.data(), shape.max_frames);
     const float v = probe.value(static_cast<std::size_t>(st_->model.latency_port));
@@ -1000,7 +1064,8 @@ class Lv2Factory final : public HostedFactory {
     for (std::size_t i = 0; i < values.size(); ++i) {
       const PortModel& p = st_->model.ports[i];
       const double v = st_->values[i];
-      values[i] = static_cast<float>(p.sample_rate && st_->origin[i] == Origin::fallback ? v * rate : v);
+      const bool fraction = p.sample_rate && !p.def_absolute && st_->origin[i] == Origin::fallback;
+      values[i] = static_cast<float>(fraction ? v * rate : v);
       if (p.kind == Kind::control_in && p.sample_rate && st_->origin[i] == Origin::user && !in_range(p, v, rate)) {
         error = fmt::format("control '{}': {} is outside its range {} at {} Hz", p.symbol, v, range_text(p, rate), rate);
         return false;
@@ -1018,9 +1083,13 @@ PluginInfo info_of(const PluginModel& m) {
   info.why_not = m.why_not;
   info.required_features = m.required_features;
   info.presets = m.presets;
-  const auto opt = [](double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); };
-  for (const auto& p : m.ports)
-    info.ports.push_back({p.symbol, p.name, kind_name(p.kind), opt(p.min), opt(p.max), opt(p.def), p.latency, p.sample_rate, false});
+  for (const auto& p : m.ports) {
+    const bool ranged =
+        p.kind == Kind::control_in || p.kind == Kind::control_out || p.kind == Kind::cv_in || p.kind == Kind::cv_out;
+    const auto opt = [&](double v) { return std::isnan(v) || !ranged ? std::nullopt : std::optional<double>(v); };
+    info.ports.push_back({p.symbol, p.name, kind_name(p.kind), opt(p.min), opt(p.max), opt(p.def), p.latency, p.sample_rate,
+                          p.def_absolute});
+  }
   return info;
 }
 
@@ -1030,7 +1099,8 @@ bool lv2_available() noexcept { return true; }
 
 std::shared_ptr<const HostedFactory> load_lv2_stage(const std::string& id, const Controls& controls,
                                                     const std::string& where) {
-  if (id.empty()) throw InputError(fmt::format("{}: missing plugin (usage: lv2:<URI or its end>[:symbol=value...])", where));
+  if (id.empty())
+    throw InputError(fmt::format("{}: missing plugin (usage: lv2:<URI or its end>[:symbol=value...])", where));
   Lv2World& w = lv2_world();
   const WorldLock lock(w.mutex);
   const LilvPlugin* p = find_plugin(w, id, where);

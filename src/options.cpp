@@ -198,6 +198,7 @@ void stream_flags(CommandLine& c, const StreamOptions& o, bool device) {
   c.text("--hgrm", o.hgrm_dir, d.hgrm_dir);
   c.text("--trace", o.trace_path, d.trace_path);
   c.text("--report-dir", o.report_dir, d.report_dir);
+  if (!o.report_html) c.flag("--no-html", true);
   c.number("--trace-limit", static_cast<double>(o.trace_capacity), static_cast<double>(d.trace_capacity));
   c.flag("--fail-on-miss", o.fail_on_miss);
   c.flag("--fail-on-unsafe", o.fail_on_unsafe);

@@ -72,6 +72,7 @@ struct StreamOptions {
   std::string margin = "20%";
   std::string output;         // file sink; empty: null sink
   std::string json_path, hgrm_dir, trace_path, report_dir;
+  bool report_html = true;  // --report-dir writes report.html too (--no-html: not)
   bool fail_on_miss = false;
   bool fail_on_unsafe = false;  // exit 1 when a hosted step's audit found heap calls, blocking or NaN/Inf
   bool quiet = false;         // no terminal report

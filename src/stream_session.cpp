@@ -30,6 +30,7 @@
 #include "src/report/schema.hpp"
 #include "src/report/terminal.hpp"
 #include "src/report/trace.hpp"
+#include "src/render/html.hpp"
 
 namespace chunkscope {
 
@@ -42,6 +43,15 @@ std::int64_t parse_margin_ns(const std::string& text, std::int64_t chunk_ns) {
     if (pct < 0) throw InputError(fmt::format("--margin: {} is negative", text));
     m = static_cast<std::int64_t>(std::llround(pct / 100.0 * static_cast<double>(chunk_ns)));
   } else {
+    // a bare number is neither: say both ways of writing it
+    bool bare = !text.empty();
+    try {
+      (void)parse_number(text, "--margin");
+    } catch (const InputError&) {
+      bare = false;
+    }
+    if (bare)
+      throw InputError(fmt::format("--margin: '{0}' needs a unit: '{0}%' (a share of D) or a time such as '{0}ms'", text));
     m = parse_duration_ns(text, "--margin");
   }
   if (m >= chunk_ns)
@@ -101,16 +111,34 @@ std::vector<std::string> step_names(const RunReport& report) {
   return names;
 }
 
-// The terminal report (unless quiet) and the files in `paths`.
+void write_report_files(const RunReport& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
+                        const ReportPaths& paths);
+
+// The terminal report (unless quiet) and the files in `paths`, listed when they go to a folder.
 void write_reports(const RunReport& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
                    const ReportPaths& paths, bool quiet) {
   if (!quiet) print_report(std::cout, report);
+  write_report_files(report, stats, engine, er, paths);
+  if (paths.dir.empty()) return;
+  // --report-dir: say what is there (on stderr: stdout may carry a report)
+  std::string list;
+  for (const auto& f : {paths.json, paths.html, paths.trace})
+    if (!f.empty() && f != "-") list += (list.empty() ? "" : ", ") + f;
+  if (!paths.hgrm.empty()) list += fmt::format("{}{}/ ({} .hgrm files)", list.empty() ? "" : ", ", paths.hgrm, hgrm_file_names().size());
+  std::cerr << "chunkscope: wrote " << list << "\n";
+}
+
+// The report files in `paths`.
+void write_report_files(const RunReport& report, const RunStats& stats, const Engine& engine, const EngineResult& er,
+                        const ReportPaths& paths) {
   if (!paths.dir.empty()) create_output_folder(paths.dir, fmt::format("--report-dir '{}'", paths.dir));
   if (!paths.json.empty()) write_report_file(paths.json, report, fmt::format("--json '{}'", paths.json));
   if (!paths.hgrm.empty()) {
     create_output_folder(paths.hgrm, fmt::format("--hgrm '{}'", paths.hgrm));
     write_hgrm_files(paths.hgrm, stats);
   }
+  if (!paths.html.empty())
+    write_text_output(paths.html, render_html(report), fmt::format("--report-dir '{}'", paths.dir));
   if (!paths.trace.empty())
     write_trace_file(paths.trace, engine.trace(), trace_threads(er),
                      {engine.config().trace_capacity, report.counts.emitted, step_names(report)},
@@ -126,8 +154,9 @@ std::string describe_failure(Status st, const Backend& backend) {
 }  // namespace
 
 ReportPaths report_paths(const StreamOptions& opt) {
-  ReportPaths p{opt.json_path, opt.hgrm_dir, opt.trace_path, opt.report_dir};
+  ReportPaths p{opt.json_path, opt.hgrm_dir, opt.trace_path, "", opt.report_dir};
   if (!opt.report_dir.empty()) {
+    if (opt.report_html) p.html = (fs::path(opt.report_dir) / "report.html").string();
     if (p.json.empty()) p.json = (fs::path(opt.report_dir) / "report.json").string();
     if (p.hgrm.empty()) p.hgrm = (fs::path(opt.report_dir) / "hgrm").string();
     if (p.trace.empty()) p.trace = (fs::path(opt.report_dir) / "trace.json").string();
@@ -155,7 +184,8 @@ std::vector<PathRole> stream_outputs(const StreamOptions& opt) {
   const char* dir_flag = "--report-dir";
   std::vector<PathRole> out{{"--output", opt.output},
                             {opt.json_path.empty() ? dir_flag : "--json", p.json},
-                            {opt.trace_path.empty() ? dir_flag : "--trace", p.trace}};
+                            {opt.trace_path.empty() ? dir_flag : "--trace", p.trace},
+                            {dir_flag, p.html}};
   if (!p.hgrm.empty())
     for (const auto& name : hgrm_file_names())
       out.push_back({opt.hgrm_dir.empty() ? dir_flag : "--hgrm", (fs::path(p.hgrm) / name).string()});
@@ -301,7 +331,10 @@ StreamSetup setup_stream(const std::string& command, const std::string& input, c
     if (su.channels > kMaxChannels)
       throw InputError(fmt::format("input '{}': {} channels, at most {} are supported", input, su.channels, kMaxChannels));
     su.input_desc.kind = InputDesc::Kind::file;
-    su.input_desc.path = input;
+    // absolute: stage-bench replays the input from wherever the report is read
+    std::error_code ec;
+    const fs::path abs = fs::absolute(input, ec);
+    su.input_desc.path = ec ? input : abs.lexically_normal().string();
   } else {
     if (!(opt.rate >= 1000 && opt.rate <= 768000))
       throw InputError(fmt::format("--rate: {} Hz is out of range 1000..768000", opt.rate));

@@ -42,7 +42,8 @@ std::int64_t parse_margin_ns(const std::string& text, std::int64_t chunk_ns);
 
 struct ReportPaths {
   std::string json, hgrm, trace;
-  std::string dir;  // --report-dir: created when the reports are written
+  std::string html;  // --report-dir: the page beside the JSON report
+  std::string dir;   // --report-dir: created when the reports are written
 };
 
 /// The report files asked for (--report-dir fills in the ones not given). Checks nothing.

@@ -363,7 +363,7 @@ TEST_CASE("bad input table: options") {
       {with(kReplay, {"--warmup", "99999999999999999999"}), 2, "--warmup"},
       {with(kReplay, {"--warmup", "1e3"}), 2, "--warmup"},
       {with(kReplay, {"--margin", "200%"}), 2, "--margin: 200% "},
-      {with(kReplay, {"--margin", "5"}), 2, "--margin"},
+      {with(kReplay, {"--margin", "5"}), 2, "--margin: '5' needs a unit: '5%' (a share of D) or a time such as '5ms'"},
       {with(kReplay, {"--margin", "-1ms"}), 2, "--margin"},
       {with(kReplay, {"--margin", "abc"}), 2, "--margin"},
       {with(kReplay, {"--margin", "-5%"}), 2, "--margin: -5% is negative"},
@@ -539,6 +539,9 @@ TEST_CASE("bad input table: output paths") {
       {with(kReplay, {"--hgrm", "notes.txt"}), 2, "--hgrm 'notes.txt': not a folder"},
       {with(kReplay, {"--report-dir", "notes.txt"}), 2, "--report-dir 'notes.txt': not a folder"},
       {with(kReplay, {"--report-dir", "notes.txt/d"}), 2, "--report-dir 'notes.txt/d': cannot create"},
+      // a file system that holds no folders: refused before the run, as root too
+      {with(kReplay, {"--report-dir", "/proc/nonexistent/rd"}), 2,
+       "--report-dir '/proc/nonexistent/rd': cannot create"},
       {with(kReplay, {"--report-dir", "new/rd", "-o", "new/rd/report.json"}), 2,
        "--report-dir 'new/rd/report.json' is the same file as --output 'new/rd/report.json'"},
       {with(kReplay, {"--report-dir", "rd", "-o", "rd/trace.json"}), 2, "is the same file as --output 'rd/trace.json'"},

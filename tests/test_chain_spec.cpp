@@ -152,3 +152,28 @@ TEST_CASE("planner: calibration stages split cascades - gains fold into the next
   CHECK(g.steps[0].sections.size() == 1);
   CHECK(g.steps[0].sections[0][0] == doctest::Approx(0.501187).epsilon(1e-5));
 }
+
+TEST_CASE("chain spec: a misspelt stage name gets a did-you-mean; a cookbook gain takes dB like gain: does") {
+  struct Case {
+    const char* spec;
+    const char* says;
+  };
+  for (const Case& c : {Case{"lpf:1k", "unknown stage 'lpf'; did you mean 'lp'?"},
+                        Case{"LP:1k", "unknown stage 'LP'; did you mean 'lp'?"},
+                        Case{"highpass:80", "did you mean 'hp'?"},
+                        Case{"peek:1k:gain=3", "did you mean 'peak'?"},
+                        Case{"notch2:1k", "did you mean 'notch'?"}}) {
+    CAPTURE(c.spec);
+    CHECK_THROWS_WITH_AS(parse_chain(c.spec), doctest::Contains(c.says), InputError);
+  }
+  try {
+    (void)parse_chain("zzz:1");
+    FAIL("zzz is not a stage");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("did you mean") == std::string::npos);  // nothing close: no guess
+  }
+  const auto a = parse_chain("peak:1k:gain=6dB | lowshelf:100:gain=-3 dB").stages;
+  CHECK(a[0].gain_db == 6.0);
+  CHECK(a[1].gain_db == -3.0);
+  CHECK(parse_chain("peak:1k:gain=6").stages[0].gain_db == parse_chain("peak:1k:gain=6dB").stages[0].gain_db);
+}

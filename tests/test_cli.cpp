@@ -222,3 +222,11 @@ TEST_CASE("cli --help of a command lists only the options it takes") {
   CHECK(has(run_cli({"synth", "--help"}).out, "--chunk INT=256"));
   CHECK(has(run_cli({"process", "--help"}).out, "--chunk INT=1024"));
 }
+
+TEST_CASE("cli chain: the response table never prints -0.000 dB") {
+  // a 20 Hz highpass loses a few millionths of a dB in the passband: that prints as 0.000
+  const auto r = testutil::run_cli({"chain", "hp:20:2", "--freqs", "1000,5000,10000"});
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("-0.000 dB") == std::string::npos);
+  CHECK(r.out.find("0.000 dB") != std::string::npos);
+}

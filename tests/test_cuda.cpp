@@ -2,6 +2,7 @@
 // mode, launches per chunk) and the no-device answer are tested in every build; the tests
 // that run kernels need a CUDA device and skip with a message naming what is missing.
 // Every test name starts with "cuda:" so a GPU machine can select them with -tc='cuda*'.
+#include <filesystem>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -238,6 +239,9 @@ TEST_CASE("cuda: make_cuda_backend without a usable device returns nullptr and s
     if (!cuda_built()) CHECK(err.find("without CUDA") != std::string::npos);
   }
   CHECK_FALSE(gpu().reason.empty());
+  // no NVIDIA driver at all: the reason says so, not only the runtime's "driver version is insufficient"
+  if (cuda_built() && !std::filesystem::exists("/dev/nvidiactl"))
+    CHECK(gpu().reason.find("no NVIDIA GPU with a driver this CUDA runtime can use") != std::string::npos);
 }
 
 TEST_CASE("cuda: mode names") {

@@ -155,6 +155,14 @@ TEST_CASE("report files: JSON schema, hgrm per stage, Chrome trace with X, C and
   CHECK(has(r.out, "environment"));
   const auto j = testutil::load_json(dir + "/report.json");
   CHECK(j["schema"] == "chunkscope.report/1");
+  // the page too, and one line listing what was written
+  CHECK(testutil::slurp(dir + "/report.html").find("<h2>Stages</h2>") != std::string::npos);
+  CHECK(has(r.err, "chunkscope: wrote " + dir + "/report.json, " + dir + "/report.html, " + dir + "/trace.json, " + dir +
+                       "/hgrm/ (7 .hgrm files)"));
+  const auto no_page = run_cli({"synth", "--duration", "0.2s", "--speed", "max", "-q", "--report-dir", td.file("np"), "--no-html"});
+  REQUIRE(no_page.rc == 0);
+  CHECK(std::filesystem::exists(td.file("np/report.json")));
+  CHECK_FALSE(std::filesystem::exists(td.file("np/report.html")));
   CHECK(j["state"] == "complete");
   for (const char* k : {"workload", "environment", "method", "timing", "counts", "stages", "latency", "verdict", "cadence",
                         "throughput", "queues", "warmup", "headroom", "engine_overhead"})

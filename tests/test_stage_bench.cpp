@@ -390,3 +390,16 @@ TEST_CASE("stage-bench on a CUDA run: bit-identical replay on a GPU, a clear ref
   MESSAGE("no usable GPU (" << (chunkscope::cuda_built() ? gpu.reason : std::string("built without CUDA"))
                             << "): checked the refusal only, not a CUDA replay");
 }
+
+TEST_CASE("stage-bench: a run of a relative input path replays from another folder") {
+  testutil::TempDir td;
+  std::filesystem::create_directories(td.file("run"));
+  std::filesystem::create_directories(td.file("elsewhere"));
+  std::filesystem::copy_file(testutil::source_dir() + "/audio/mix_stereo_48k.flac", td.file("run/in.flac"));
+  auto r = testutil::run_cli_at(td.file("run"), {"replay", "in.flac", "--speed", "max", "-c", "lp:8k", "--json", "r.json", "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  CHECK(testutil::load_json(td.file("run/r.json"))["workload"]["input"]["path"] ==
+        std::filesystem::canonical(td.file("run/in.flac")).string());
+  r = testutil::run_cli_at(td.file("elsewhere"), {"stage-bench", "../run/r.json", "--iterations", "50"});
+  CHECK_MESSAGE(r.rc == 0, r.err);
+}

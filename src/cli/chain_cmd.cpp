@@ -1,5 +1,6 @@
 #include "src/cli/chain_cmd.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -140,7 +141,10 @@ int run_chain(const ChainOptions& o) {
       fmt::print("  {}. {} {} ns every {} chunk(s) (stage {})\n", i + 1, step_kind(s.kind), s.time_ns, s.every, idx);
   }
   fmt::print("\nresponse{}\n", plan.hosted_steps() ? " (built-in filters only; hosted code is not included)" : "");
-  for (double f : fr) fmt::print("  {:>8g} Hz  {:>9.3f} dB\n", f, sos_response_db(cascade, f, rate));
+  for (double f : fr) {
+    const double db = sos_response_db(cascade, f, rate);
+    fmt::print("  {:>8g} Hz  {:>9.3f} dB\n", f, std::fabs(db) < 0.0005 ? 0.0 : db);  // never "-0.000"
+  }
   return kExitOk;
 }
 

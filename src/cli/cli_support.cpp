@@ -118,7 +118,9 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
     add_text(c, "--json", o.json_path, "Write the report as JSON (schema chunkscope.report/1)");
     add_text(c, "--hgrm", o.hgrm_dir, "Write one HdrHistogram .hgrm file per stage into this folder");
     add_text(c, "--trace", o.trace_path, "Write a Chrome trace (Perfetto, chrome://tracing)");
-    add_text(c, "--report-dir", o.report_dir, "Write report.json, trace.json and hgrm/ into this folder");
+    add_text(c, "--report-dir", o.report_dir,
+             "Write report.json, report.html, trace.json and hgrm/ into this folder, and list the files written");
+    add_flag(c, "--no-html", o.report_html, "With --report-dir: no report.html", false);
     add_parsed<std::size_t>(
         c, "--trace-limit", o.trace_capacity, "Chunks the trace keeps: the last N to reach the sink (0: none)",
         [](const std::string& s) {

@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
+#include <cstdlib>
+#include <vector>
 
 #include "src/errors.hpp"
 #include "src/io/input_file.hpp"
@@ -162,6 +164,14 @@ void check_output_folder(const std::string& dir, const std::string& label) {
   if (::access(up.c_str(), W_OK | X_OK) != 0)
     throw InputError(fmt::format("{}: cannot create: folder '{}' is not writable ({})", label, up.string(),
                                  std::strerror(errno)));
+  // access() says yes to root everywhere, and nothing about file systems that hold no
+  // folders (/proc, /sys, a read-only mount): make one, and remove it at once
+  const std::string probe = (up / ".chunkscope-probe-XXXXXX").string();
+  std::vector<char> name(probe.begin(), probe.end());
+  name.push_back('\0');
+  if (::mkdtemp(name.data()) == nullptr)
+    throw InputError(fmt::format("{}: cannot create a folder in '{}' ({})", label, up.string(), std::strerror(errno)));
+  ::rmdir(name.data());
 }
 
 void create_output_folder(const std::string& dir, const std::string& label) {
