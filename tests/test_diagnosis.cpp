@@ -10,6 +10,7 @@
 #include "src/report/diagnosis.hpp"
 #include "src/report/schema.hpp"
 #include "tests/report_fixture.hpp"
+#include "tests/test_util.hpp"
 
 using nlohmann::json;
 
@@ -438,4 +439,29 @@ TEST_CASE("print_diagnosis: a header line / each finding with its evidence and n
   std::ostringstream e;
   chunkscope::print_diagnosis(e, {});
   CHECK(has(e.str(), "no rule fired"));
+}
+
+TEST_CASE("diagnosis: spinning threads that outnumber the CPUs are named, and every rerun keeps the run mode") {
+  testutil::TempDir td;
+  // two spinning engine threads (--inline) pinned to one CPU
+  const auto r = testutil::run_cli({"synth", "--duration", "0.5s", "--inline", "--wait", "spin", "--cpus", "0",
+                                    "--baseline", "0", "--json", td.file("r.json"), "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto j = testutil::load_json(td.file("r.json"));
+  bool found = false;
+  for (const auto& f : j["diagnosis"]) {
+    const std::string next = f["next"].get<std::string>();
+    // every rerun hint of a command keeps how the engine ran
+    if (next.find("chunkscope synth") != std::string::npos) {
+      CAPTURE(next);
+      CHECK(next.find("--inline") != std::string::npos);
+      CHECK(next.find("--cpus 0") != std::string::npos);
+    }
+    if (f["rule"] != "spin_oversubscribed") continue;
+    found = true;
+    CHECK(f["evidence"]["spinning_threads"] == 2);
+    CHECK(f["evidence"]["cpus"] == 1);
+    CHECK(next.find("--wait hybrid") != std::string::npos);
+  }
+  CHECK(found);
 }

@@ -7,6 +7,8 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <sstream>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -101,6 +103,14 @@ Cmd base_command(const RunReport& r) {
   if (!w.margin_text.empty() && w.margin_text != def.margin) c.set("--margin", w.margin_text);
   if (w.queue_depth > 0 && w.queue_depth != def.queue_depth) c.set("--queue-depth", fmt_num(w.queue_depth));
   if (static_cast<long long>(w.warmup_chunks) != def.warmup) c.set("--warmup", fmt_num(static_cast<double>(w.warmup_chunks)));
+  if (w.run_mode) {  // how the engine ran is part of the experiment
+    const RunMode& m = *w.run_mode;
+    if (!m.wait.empty() && m.wait != wait_mode_name(def.wait)) c.set("--wait", m.wait);
+    if (m.inline_process) c.set("--inline");
+    if (m.rt) c.set("--rt");
+    if (m.rt && m.rt_priority > 0 && m.rt_priority != def.rt_priority) c.set("--rt-priority", fmt_num(m.rt_priority));
+    if (!m.cpus.empty()) c.set("--cpus", m.cpus);
+  }
   if (r.streams && r.streams->count > 1) {
     c.set("--streams", fmt_num(r.streams->count));
     if (r.streams->batched())
@@ -818,6 +828,48 @@ void rule_streams(Ctx& c) {
   }
 }
 
+// CPUs a run could use: those --cpus named, else the machine's online ones.
+int usable_cpus(const RunReport& r) {
+  if (r.workload.run_mode && !r.workload.run_mode->cpus.empty()) {
+    int n = 0;
+    std::stringstream ss(r.workload.run_mode->cpus);
+    for (std::string part; std::getline(ss, part, ',');) {
+      const auto dash = part.find('-');
+      n += dash == std::string::npos ? 1 : std::max(1, std::atoi(part.c_str() + dash + 1) - std::atoi(part.c_str()) + 1);
+    }
+    return n;
+  }
+  if (r.platform && r.platform->load_after && r.platform->load_after->cpus_online > 0)
+    return r.platform->load_after->cpus_online;
+  return r.environment.host.logical_cpus;
+}
+
+// --wait spin: every engine thread keeps a CPU busy while it waits (three, two --inline,
+// per stream). As many spinning threads as CPUs or more leave the thread with work waiting
+// for a CPU, and the wake-ups come late however light the chain.
+void rule_spin_oversubscribed(Ctx& c) {
+  const auto& m = c.r.workload.run_mode;
+  if (!m || m->wait != "spin" || !c.paced) return;
+  const int streams = c.r.streams && !c.r.streams->batched() ? c.r.streams->count : 1;
+  const int spinning = (m->inline_process ? 2 : 3) * streams;
+  const int cpus = usable_cpus(c.r);
+  if (cpus <= 0 || spinning < cpus) return;
+  Evidence ev = {{"spinning_threads", double(spinning)}, {"cpus", double(cpus)}, {"counted", c.counted},
+                 {"misses", double(c.r.counts.misses)}};
+  if (c.r.source_wake && c.r.source_wake->has_data()) ev["source_wake_p50_ns"] = double(c.r.source_wake->p50);
+  const bool hurt = c.r.counts.misses > 0 || (c.r.source_wake && double(c.r.source_wake->p50) > 0.1 * c.D);
+  c.add("spin_oversubscribed", hurt ? Sev::warning : Sev::info, Conf::high,
+        fmt::format("{} engine thread(s) spin-wait (--wait spin{}) on {} CPU(s): each holds a CPU while it waits, so "
+                    "the thread with work waits for one; late wake-ups here are the run mode's, not the machine's{}",
+                    spinning, m->inline_process ? ", --inline" : "", cpus,
+                    c.r.source_wake && c.r.source_wake->has_data()
+                        ? fmt::format(" (source wake-up p50 {})", ft(double(c.r.source_wake->p50)))
+                        : std::string()),
+        ev,
+        fmt::format("spin only with a free CPU per engine thread; here block or spin briefly first: `{}`",
+                    c.rerun([](Cmd& x) { x.set("--wait", "hybrid"); })));
+}
+
 // The real-time audit of hosted steps: heap calls and blocking waits are not real-time safe
 // whatever the latencies say; NaN/Inf output is wrong output; subnormals cost time where
 // the host does not flush them.
@@ -898,6 +950,7 @@ std::vector<Finding> diagnose(const RunReport& r) {
   rule_f64_on_gpu(c);
   rule_queue_wait(c);
   rule_scheduling_noise(c);
+  rule_spin_oversubscribed(c);
   rule_platform_baseline(c);
   rule_drift(c);
   rule_graph_fallbacks(c);
