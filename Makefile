@@ -11,7 +11,7 @@ CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CS        := $(BUILD)/chunkscope
 
-.PHONY: all deps configure build demo test test-asan test-tsan bench bench-hosted bench-memory bench-modes bench-scipy bench-streams fuzz test-stress clean
+.PHONY: all deps configure build demo test test-asan test-tsan bench bench-hosted bench-plugins bench-memory bench-modes bench-scipy bench-streams fuzz test-stress clean
 
 all: build
 
@@ -87,6 +87,12 @@ bench: build
 # What hosting a stage costs: step timing per step, the example compressor's call through
 # chunkscope against a bare loop, the audit per hosted call (HOSTED_ROUNDS interleaved rounds).
 HOSTED_ROUNDS ?= 9
+# Three packaged LV2 plugins' step time against lv2bench's per block, and a plugin chain's
+# largest safe instance count (PLUGIN_ROUNDS interleaved rounds).
+PLUGIN_ROUNDS ?= 5
+bench-plugins: build
+	@bash scripts/bench_plugins.sh $(CS) $(PLUGIN_ROUNDS)
+
 bench-hosted: build
 	$(BUILD)/tests/bench_hosted $(BUILD)/examples/libcompressor_stage.so $(BUILD)/tests/stages/libclean_stage.so $(HOSTED_ROUNDS)
 

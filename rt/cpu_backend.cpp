@@ -68,11 +68,15 @@ simd::CascadeFn<T> pick_kernel(CpuIsa isa) noexcept {
   return &cascade_scalar<T>;
 }
 
-/// Voluntary context switches of the calling thread so far. [no-alloc, no-block] A system call.
-std::int64_t voluntary_switches() noexcept {
+/// Voluntary context switches and major page faults of the calling thread so far.
+/// [no-alloc, no-block] A system call.
+struct Waits {
+  std::int64_t switches = 0, major_faults = 0;
+};
+Waits thread_waits() noexcept {
   rusage ru{};
   getrusage(RUSAGE_THREAD, &ru);
-  return ru.ru_nvcsw;
+  return {ru.ru_nvcsw, ru.ru_majflt};
 }
 
 /// [no-alloc, no-block]
@@ -290,7 +294,7 @@ bool CpuBackend::run_hosted(const Step& st, int slot, T* data, const AudioView& 
 
 bool CpuBackend::audited_call(HostedProcessor& proc, HostedAudit& a, int slot, const AudioView& io,
                               ProcessStats& ps) noexcept {
-  const std::int64_t vcs0 = voluntary_switches();
+  const Waits w0 = thread_waits();
   const std::int64_t cpu0 = thread_cpu_ns();
   alloc_audit::arm();
   const std::int64_t t0 = now_ns();
@@ -300,7 +304,8 @@ bool CpuBackend::audited_call(HostedProcessor& proc, HostedAudit& a, int slot, c
   // CPU time read around the call, less the clock's own cost; the call cannot have used more
   // CPU than its wall time
   const std::int64_t cpu = std::clamp<std::int64_t>(thread_cpu_ns() - cpu0 - cpu_clock_cost_ns_, 0, t1 - t0);
-  const std::int64_t vcs = voluntary_switches() - vcs0;
+  const Waits w1 = thread_waits();
+  const std::int64_t vcs = w1.switches - w0.switches, majflt = w1.major_faults - w0.major_faults;
   ++a.calls;
   a.wall_ns += t1 - t0;
   a.cpu_ns += cpu;
@@ -310,11 +315,21 @@ bool CpuBackend::audited_call(HostedProcessor& proc, HostedAudit& a, int slot, c
   a.allocations += heap.allocations;
   a.frees += heap.frees;
   if (vcs > 0) {
-    if (a.first_block == kNoChunk) a.first_block = io.seq;
-    ++a.blocking_calls;
+    // a wait for pages read from disk (the first touch of code or data) is the memory's, not
+    // a lock, sleep or I/O of the stage's own: counted apart
+    const std::int64_t off = std::max<std::int64_t>(0, (t1 - t0) - cpu);
     a.voluntary_switches += static_cast<std::uint64_t>(vcs);
-    a.blocked_ns += std::max<std::int64_t>(0, (t1 - t0) - cpu);
-    ps.hosted_blocked_ns += std::max<std::int64_t>(0, (t1 - t0) - cpu);
+    if (majflt > 0) {
+      if (a.first_paging == kNoChunk) a.first_paging = io.seq;
+      ++a.paging_calls;
+      a.major_faults += static_cast<std::uint64_t>(majflt);
+      a.paging_ns += off;
+    } else {
+      if (a.first_block == kNoChunk) a.first_block = io.seq;
+      ++a.blocking_calls;
+      a.blocked_ns += off;
+      ps.hosted_blocked_ns += off;
+    }
   }
   return ok_call;
 }

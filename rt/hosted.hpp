@@ -58,11 +58,14 @@ inline constexpr std::uint64_t kNoChunk = ~std::uint64_t{0};
 struct HostedAudit {
   std::uint64_t calls = 0;
   std::uint64_t allocations = 0, frees = 0;  // heap calls made inside process()
-  std::uint64_t blocking_calls = 0;          // calls with a voluntary context switch
+  std::uint64_t blocking_calls = 0;          // calls with a voluntary context switch and no major page fault
   std::uint64_t voluntary_switches = 0;      // summed over all calls
   std::int64_t blocked_ns = 0;               // wall - CPU time of the blocking calls
+  std::uint64_t paging_calls = 0;            // calls that waited for pages read in (a major page fault)
+  std::uint64_t major_faults = 0;            // summed over all calls
+  std::int64_t paging_ns = 0;                // wall - CPU time of the paging calls
   std::uint64_t nonfinite = 0, subnormal = 0;  // output samples
-  std::uint64_t first_alloc = kNoChunk, first_block = kNoChunk, first_nonfinite = kNoChunk;
+  std::uint64_t first_alloc = kNoChunk, first_block = kNoChunk, first_nonfinite = kNoChunk, first_paging = kNoChunk;
   std::int64_t cpu_ns = 0, wall_ns = 0;      // summed over all calls
   bool allocations_counted = true;           // false: this build has no allocation interposer
 };

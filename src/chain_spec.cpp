@@ -55,7 +55,8 @@ constexpr KindName kKinds[] = {
     {"hp2", StageKind::hp2},          {"bp2", StageKind::bp2},
     {"gain", StageKind::gain},        {"sos", StageKind::sos},
     {"spin", StageKind::spin},        {"sleep", StageKind::sleep},
-    {"so", StageKind::so},
+    {"so", StageKind::so},            {"lv2", StageKind::lv2},
+    {"ladspa", StageKind::ladspa},
 };
 
 // The stage name `name` was most likely meant to be: the same name in another case, a
@@ -98,9 +99,9 @@ const char* stage_name(StageKind k) {
   return "?";
 }
 
-bool is_iir(StageKind k) { return k != StageKind::spin && k != StageKind::sleep && k != StageKind::so; }
+bool is_iir(StageKind k) { return k != StageKind::spin && k != StageKind::sleep && !is_hosted(k); }
 
-bool is_hosted(StageKind k) { return k == StageKind::so; }
+bool is_hosted(StageKind k) { return k == StageKind::so || k == StageKind::lv2 || k == StageKind::ladspa; }
 
 double parse_number(std::string_view s, std::string_view what) {
   s = trim(s);
@@ -227,8 +228,9 @@ double parse_q(const Tokens& t, const std::string& where) {
   return q;
 }
 
-// A parameter field of so:: an identifier, '=', a value without '/'.
-bool is_param_field(std::string_view f) {
+// A parameter field of a hosted stage: a key of letters, digits, '_', '-' and '.' (not
+// starting with a digit, unless `index_keys`: a LADSPA port's index), '=', a value without '/'.
+bool is_param_field(std::string_view f, bool index_keys = false) {
   const auto eq = f.find('=');
   if (eq == 0 || eq == std::string_view::npos) return false;
   const auto key = trim(f.substr(0, eq));
@@ -236,23 +238,18 @@ bool is_param_field(std::string_view f) {
   const bool ident = std::all_of(key.begin(), key.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
   });
-  return ident && !(key[0] >= '0' && key[0] <= '9') && f.substr(eq + 1).find('/') == std::string_view::npos;
+  return ident && (index_keys || !(key[0] >= '0' && key[0] <= '9')) && f.substr(eq + 1).find('/') == std::string_view::npos;
 }
 
-// so:PATH[:key=value...]: the fields after the path are the trailing ':'-separated fields
-// that read `identifier=value` (no '/' in the value); everything before them is the path,
-// ':' included.
-void parse_so_stage(StageSpec& st, std::string_view text, const std::string& where) {
+// A hosted stage's text after "name:": the leading fields (joined by ':' again, so a path or
+// a URI keeps its colons) and the trailing `key=value` fields, which go into st.params.
+std::string split_hosted(StageSpec& st, std::string_view text, const std::string& where, bool index_keys) {
   const auto body = text.substr(text.find(':') == std::string_view::npos ? text.size() : text.find(':') + 1);
   auto fields = split(body, ':');
   std::size_t first_param = fields.size();
-  while (first_param > 1 && is_param_field(trim(fields[first_param - 1]))) --first_param;
-  std::string path;
-  for (std::size_t i = 0; i < first_param; ++i) path += (i ? ":" : "") + std::string(fields[i]);
-  path = std::string(trim(path));
-  if (path.empty())
-    throw InputError(fmt::format("{}: missing library (usage: so:<library.so>[:key=value...])", where));
-  st.path = path;
+  while (first_param > 1 && is_param_field(trim(fields[first_param - 1]), index_keys)) --first_param;
+  std::string head;
+  for (std::size_t i = 0; i < first_param; ++i) head += (i ? ":" : "") + std::string(fields[i]);
   for (std::size_t i = first_param; i < fields.size(); ++i) {
     const auto f = trim(fields[i]);
     const auto eq = f.find('=');
@@ -261,6 +258,35 @@ void parse_so_stage(StageSpec& st, std::string_view text, const std::string& whe
       if (kv.first == key) throw InputError(fmt::format("{}: parameter '{}' given twice", where, key));
     st.params.emplace_back(std::move(key), std::move(value));
   }
+  return std::string(trim(head));
+}
+
+// lv2:URI[:symbol=value...]: the URI (or a unique suffix of a URI or a name) keeps its ':'.
+// ladspa:[LIBRARY:]LABEL[:port=value...]: the last leading field is the label.
+void parse_plugin_stage(StageSpec& st, std::string_view text, const std::string& where) {
+  const bool ladspa = st.kind == StageKind::ladspa;
+  const std::string head = split_hosted(st, text, where, ladspa);
+  const char* usage = ladspa ? "ladspa:[<library.so>:]<label>[:<port>=<value>...]"
+                             : "lv2:<plugin URI or the end of one>[:<symbol>=<value>...]";
+  if (head.empty()) throw InputError(fmt::format("{}: missing plugin (usage: {})", where, usage));
+  if (!ladspa) {
+    st.path = head;
+    return;
+  }
+  const auto colon = head.rfind(':');
+  st.label = colon == std::string::npos ? head : head.substr(colon + 1);
+  st.path = colon == std::string::npos ? std::string() : head.substr(0, colon);
+  if (st.label.empty()) throw InputError(fmt::format("{}: missing plugin label (usage: {})", where, usage));
+}
+
+// so:PATH[:key=value...]: the fields after the path are the trailing ':'-separated fields
+// that read `identifier=value` (no '/' in the value); everything before them is the path,
+// ':' included.
+void parse_so_stage(StageSpec& st, std::string_view text, const std::string& where) {
+  const std::string path = split_hosted(st, text, where, false);
+  if (path.empty())
+    throw InputError(fmt::format("{}: missing library (usage: so:<library.so>[:key=value...])", where));
+  st.path = path;
 }
 
 StageSpec parse_stage(std::string_view raw, std::size_t index) {
@@ -293,6 +319,10 @@ StageSpec parse_stage(std::string_view raw, std::size_t index) {
 
   if (st.kind == StageKind::so) {
     parse_so_stage(st, text, where);
+    return st;
+  }
+  if (st.kind == StageKind::lv2 || st.kind == StageKind::ladspa) {
+    parse_plugin_stage(st, text, where);
     return st;
   }
 
@@ -393,7 +423,9 @@ StageSpec parse_stage(std::string_view raw, std::size_t index) {
       break;
     }
     case StageKind::sos:
-    case StageKind::so: break;
+    case StageKind::so:
+    case StageKind::lv2:
+    case StageKind::ladspa: break;
   }
   return st;
 }

@@ -20,13 +20,15 @@ enum class StageKind {
   sos,                                              // sos:<file>
   spin, sleep,                                      // calibration stages
   so,                                               // so:<library>[:key=value...]: the user's own code, hosted
+  lv2,                                              // lv2:<URI or suffix>[:symbol=value...]: an LV2 plugin, hosted
+  ladspa,                                           // ladspa:[<library>:]<label>[:port=value...]: a LADSPA plugin, hosted
 };
 
 /// The spec name of a stage kind ("lp", "peak", ...).
 const char* stage_name(StageKind k);
 /// True for stages that are linear filters and can fuse into one SOS cascade.
 bool is_iir(StageKind k);
-/// True for stages whose code chunkscope hosts (so:): run on planar floats between cascades.
+/// True for stages whose code chunkscope hosts (so:, lv2:, ladspa:): run on planar floats between cascades.
 bool is_hosted(StageKind k);
 
 struct StageSpec {
@@ -38,8 +40,9 @@ struct StageSpec {
   double slope = 0;                 // shelf slope S (0: use q)
   double gain_db = 0;               // peak/shelf/gain
   bool has_gain = false;
-  std::string path;                 // sos file, so library
-  std::vector<std::pair<std::string, std::string>> params;  // so: key=value parameters, in spec order
+  std::string path;                 // sos file, so library, ladspa library ("" : searched); lv2: the plugin id
+  std::string label;                // ladspa: the plugin's label
+  std::vector<std::pair<std::string, std::string>> params;  // hosted stages: key=value parameters, in spec order
   std::int64_t time_ns = 0;         // spin/sleep
   std::uint32_t every = 1;          // spin/sleep: one chunk in N pays
 };

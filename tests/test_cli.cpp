@@ -141,7 +141,7 @@ TEST_CASE("cli usage errors: one line in chunkscope's own words, exit 2, a did-y
     std::string err;  // the whole stderr
   };
   const std::string commands =
-      "(commands: chain, process, bench, replay, devices, monitor, synth, compare, report, cadence, stage-bench, sweep)";
+      "(commands: chain, process, bench, replay, devices, monitor, synth, compare, report, cadence, stage-bench, sweep, plugins)";
   const std::vector<Case> cases = {
       {{"replay", kMix, "--chunkk", "512"},
        "chunkscope: replay: unknown option '--chunkk': did you mean '--chunk'? (see chunkscope replay --help)\n"},

@@ -36,6 +36,8 @@ const char* kind_label(StageKind k) {
     case StageKind::spin: return "calibration busy-wait";
     case StageKind::sleep: return "calibration sleep";
     case StageKind::so: return "hosted code (so:)";
+    case StageKind::lv2: return "LV2 plugin, hosted";
+    case StageKind::ladspa: return "LADSPA plugin, hosted";
   }
   return "?";
 }

@@ -31,5 +31,6 @@ Command add_report_command(CLI::App& app);
 Command add_cadence_command(CLI::App& app);
 Command add_stage_bench_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);        // sweep_cmd.cpp
+Command add_plugins_command(CLI::App& app);      // plugins_cmd.cpp
 
 }  // namespace chunkscope::cli

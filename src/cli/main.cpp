@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
       add_chain_command(app),   add_process_command(app), add_bench_command(app),   add_replay_command(app),
       add_devices_command(app), add_monitor_command(app), add_synth_command(app),   add_compare_command(app),
       add_report_command(app),  add_cadence_command(app), add_stage_bench_command(app), add_sweep_command(app),
+      add_plugins_command(app),
   };
   const Command* chosen = nullptr;
   if (const int rc = parse_command_line(app, argc, argv, commands, &chosen); rc != kRunCommand)

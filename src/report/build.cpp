@@ -70,6 +70,10 @@ StepAudit audit_of(const HostedAudit& a) {
   s.blocking_calls = a.blocking_calls;
   s.voluntary_switches = a.voluntary_switches;
   s.blocked_ns = a.blocked_ns;
+  s.paging_calls = a.paging_calls;
+  s.major_faults = a.major_faults;
+  s.paging_ns = a.paging_ns;
+  s.first_paging = first_of(a.first_paging);
   s.nonfinite = a.nonfinite;
   s.subnormal = a.subnormal;
   s.first_alloc = first_of(a.first_alloc);

@@ -897,6 +897,14 @@ void rule_hosted_audit(Ctx& c) {
             {{"blocking_calls", double(a.blocking_calls)}, {"blocked_ns", double(a.blocked_ns)},
              {"voluntary_switches", double(a.voluntary_switches)}, {"step", double(st.index)}},
             "hand blocking work to another thread through a lock-free queue (as LV2's worker does), then rerun");
+    if (a.paging_calls > 0)
+      c.add("hosted_paging", Sev::info, Conf::high,
+            fmt::format("{} waited in {} call(s) for memory read in from disk ({} major page fault(s), {} off the CPU), "
+                        "first in chunk {}: the first touch of its code or data, not a wait of its own",
+                        who, a.paging_calls, a.major_faults, ft(double(a.paging_ns)), a.first_paging.value_or(0)),
+            {{"paging_calls", double(a.paging_calls)}, {"major_faults", double(a.major_faults)},
+             {"paging_ns", double(a.paging_ns)}, {"step", double(st.index)}},
+            "lock the process's memory so no page is read in while it runs: `--rt` does (mlockall)");
     if (a.nonfinite > 0)
       c.add("hosted_nonfinite", Sev::warning, Conf::high,
             fmt::format("{} wrote {} NaN or infinite sample(s), first in chunk {}: its output is not audio", who,

@@ -313,8 +313,10 @@ struct StepAudit {
   std::uint64_t allocations = 0, frees = 0;
   std::uint64_t blocking_calls = 0, voluntary_switches = 0;
   std::int64_t blocked_ns = 0;      // wall - CPU time of the blocking calls
+  std::uint64_t paging_calls = 0, major_faults = 0;  // calls that waited for pages read in
+  std::int64_t paging_ns = 0;
   std::uint64_t nonfinite = 0, subnormal = 0;
-  std::optional<std::uint64_t> first_alloc, first_block, first_nonfinite;
+  std::optional<std::uint64_t> first_alloc, first_block, first_nonfinite, first_paging;
   /// Heap calls or blocking waits: not real-time safe, whatever the latencies say.
   bool unsafe() const noexcept { return allocations + frees > 0 || blocking_calls > 0; }
 };

@@ -288,6 +288,8 @@ constexpr AuditCount kAuditCounts[] = {
     {"voluntary_switches", &StepAudit::voluntary_switches},
     {"nonfinite_samples", &StepAudit::nonfinite},
     {"subnormal_samples", &StepAudit::subnormal},
+    {"paging_calls", &StepAudit::paging_calls},
+    {"major_faults", &StepAudit::major_faults},
 };
 struct AuditFirst {
   const char* key;
@@ -297,6 +299,7 @@ constexpr AuditFirst kAuditFirsts[] = {
     {"first_alloc_seq", &StepAudit::first_alloc},
     {"first_block_seq", &StepAudit::first_block},
     {"first_nonfinite_seq", &StepAudit::first_nonfinite},
+    {"first_paging_seq", &StepAudit::first_paging},
 };
 
 json audit_json(const StepAudit& a) {
@@ -306,6 +309,7 @@ json audit_json(const StepAudit& a) {
     if (a.*f.member) j[f.key] = *(a.*f.member);
   j["allocations_counted"] = a.allocations_counted;
   j["blocked_ns"] = a.blocked_ns;
+  j["paging_ns"] = a.paging_ns;
   j["realtime_safe"] = !a.unsafe();
   return j;
 }
@@ -1313,6 +1317,7 @@ StepAudit read_audit(const Node& n) {
     if (n.has(f.key)) a.*f.member = n.u64(f.key, 0);
   a.allocations_counted = n.flag("allocations_counted", true);
   a.blocked_ns = n.has("blocked_ns") ? read_ns(n, "blocked_ns") : 0;
+  a.paging_ns = n.has("paging_ns") ? read_ns(n, "paging_ns") : 0;
   return a;
 }
 

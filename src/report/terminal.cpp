@@ -232,9 +232,11 @@ bool show_steps(const RunReport& r) {
 std::string audit_words(const StepAudit& a) {
   const std::string allocs = a.allocations_counted ? fmt::format("{} allocation(s), {} free(s)", a.allocations, a.frees)
                                                    : std::string("allocations not counted (sanitizer build)");
-  return fmt::format("{}, {} blocking call(s) ({} off the CPU), {} NaN/Inf and {} subnormal sample(s) in {} call(s): {}",
-                     allocs, a.blocking_calls, fmt_time(double(a.blocked_ns)), a.nonfinite, a.subnormal, a.calls,
-                     a.unsafe() ? "NOT real-time safe" : a.nonfinite ? "bad output" : "clean");
+  const std::string paging =
+      a.paging_calls ? fmt::format(", {} call(s) waiting for pages read in", a.paging_calls) : std::string();
+  return fmt::format("{}, {} blocking call(s) ({} off the CPU){}, {} NaN/Inf and {} subnormal sample(s) in {} call(s): {}",
+                     allocs, a.blocking_calls, fmt_time(double(a.blocked_ns)), paging, a.nonfinite, a.subnormal,
+                     a.calls, a.unsafe() ? "NOT real-time safe" : a.nonfinite ? "bad output" : "clean");
 }
 
 void step_lines(std::vector<std::string>& out, const RunReport& r) {

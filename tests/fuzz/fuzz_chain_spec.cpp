@@ -108,6 +108,11 @@ void check_ranges(const StageSpec& s) {
       FUZZ_CHECK(s.time_ns >= 0 && s.time_ns <= std::int64_t{3600} * 1000000000);
       FUZZ_CHECK(s.every >= 1);
       break;
+    case StageKind::lv2:
+    case StageKind::ladspa:
+      FUZZ_CHECK(s.kind == StageKind::lv2 ? !s.path.empty() : !s.label.empty());
+      FUZZ_CHECK(s.path.find('|') == std::string::npos);
+      break;
     case StageKind::so:
       FUZZ_CHECK(!s.path.empty());
       FUZZ_CHECK(s.path.find('|') == std::string::npos);
@@ -123,7 +128,7 @@ void check_design(const ChainSpec& chain, double rate) {
   std::vector<StageDesign> designs;
   for (const auto& st : chain.stages) {
     if (st.kind == StageKind::sos) continue;  // reads a file: fuzz_sos_file covers it
-    if (st.kind == StageKind::so) continue;   // loads and runs a library: never on fuzzed input
+    if (is_hosted(st.kind)) continue;          // loads and runs a library: never on fuzzed input
     StageDesign d;
     try {
       d = design_stage(st, rate);

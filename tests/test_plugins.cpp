@@ -1,0 +1,271 @@
+// Third-party plugins as hosted steps (lv2:, ladspa:), on the plugins Debian packages:
+// the chain syntax, a real chain with an LV2 EQ, output equal to a second host's (lv2apply,
+// applyplugin), a worker plugin, a mono plugin on stereo, a latency port, `plugins`, and
+// the refusals. A test whose plugin is not installed says it skipped.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+#include <sndfile.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "src/chain_spec.hpp"
+#include "src/errors.hpp"
+#include "src/hosted_ladspa.hpp"
+#include "src/hosted_lv2.hpp"
+#include "src/plugin_catalog.hpp"
+#include "tests/test_util.hpp"
+
+using namespace chunkscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kLowpass = "http://plugin.org.uk/swh-plugins/lowpass_iir";
+
+std::string mix() { return testutil::source_dir() + "/audio/mix_stereo_48k.flac"; }
+
+// Whether `spec` ("lv2:ID" / "ladspa:[PATH:]LABEL") is installed and runnable here; else
+// the reason, for the skip message.
+std::string missing(const std::string& spec) {
+  try {
+    const PluginInfo p = describe_plugin(spec);
+    return p.runnable ? "" : spec + " cannot run here: " + p.why_not;
+  } catch (const InputError& e) {
+    return e.what();
+  }
+}
+
+#define NEED_PLUGIN(spec)                                              \
+  do {                                                                 \
+    if (const std::string why = missing(spec); !why.empty()) {         \
+      MESSAGE("skipped: " << why << " (scripts/install-deps.sh installs it)"); \
+      return;                                                          \
+    }                                                                  \
+  } while (0)
+
+bool on_path(const char* tool) { return std::system(fmt::format("command -v {} >/dev/null 2>&1", tool).c_str()) == 0; }
+
+// The left channel of the bundled mix, times `scale`, as a mono file of `format`.
+std::vector<float> write_mono(const std::string& path, double scale, int format) {
+  int ch = 0, rate = 0;
+  const std::vector<double> st = testutil::read_all(mix(), &ch, &rate);
+  std::vector<float> mono(st.size() / 2);
+  for (std::size_t i = 0; i < mono.size(); ++i) mono[i] = static_cast<float>(st[2 * i] * scale);
+  SF_INFO si{};
+  si.samplerate = rate;
+  si.channels = 1;
+  si.format = format;
+  SNDFILE* f = sf_open(path.c_str(), SFM_WRITE, &si);
+  REQUIRE(f != nullptr);
+  sf_writef_float(f, mono.data(), static_cast<sf_count_t>(mono.size()));
+  sf_close(f);
+  return mono;
+}
+
+const nlohmann::json& step_of(const nlohmann::json& report, int index) {
+  return report.at("steps").at("list").at(static_cast<std::size_t>(index - 1));
+}
+
+}  // namespace
+
+TEST_CASE("plugins: lv2: keeps the URI's colons, ladspa: splits library and label, both take key=value controls") {
+  auto one = [](const std::string& s) { return parse_chain(s).stages.at(0); };
+  const StageSpec a = one("lv2:http://gareus.org/oss/lv2/fil4#stereo:enable=1:g0=-3");
+  CHECK(a.kind == StageKind::lv2);
+  CHECK(a.path == "http://gareus.org/oss/lv2/fil4#stereo");
+  REQUIRE(a.params.size() == 2);
+  CHECK(a.params[1] == std::pair<std::string, std::string>{"g0", "-3"});
+  CHECK(one("lv2:fil4#stereo").path == "fil4#stereo");
+  const StageSpec b = one("ladspa:/usr/lib/ladspa/filter.so:lpf:0=1000");
+  CHECK(b.kind == StageKind::ladspa);
+  CHECK(b.path == "/usr/lib/ladspa/filter.so");
+  CHECK(b.label == "lpf");
+  REQUIRE(b.params.size() == 1);
+  CHECK(b.params[0].first == "0");  // a port by its index
+  const StageSpec c = one("ladspa:lpf:cutoff_frequency_hz=500");
+  CHECK(c.path.empty());
+  CHECK(c.label == "lpf");
+  CHECK_THROWS_WITH_AS(parse_chain("ladspa:"), doctest::Contains("missing plugin"), InputError);
+  CHECK_THROWS_WITH_AS(parse_chain("lv2:"), doctest::Contains("missing plugin"), InputError);
+  // a LADSPA symbol is the port's name, lower case, other characters as '_'
+  const auto sym = ladspa_port_symbols({"Cutoff Frequency (Hz)", "Input", "Input"});
+  REQUIRE(sym.size() == 3);
+  CHECK(sym[0] == "cutoff_frequency_hz");
+  CHECK(sym[1] == "input");
+  CHECK(sym[2] == "input_2");
+}
+
+TEST_CASE("plugins: an LV2 EQ between built-in filters replays the bundled file: its own step, CPU time, a clean audit") {
+  NEED_PLUGIN("lv2:http://gareus.org/oss/lv2/fil4#stereo");
+  testutil::TempDir td;
+  const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "hp:80:4 | lv2:fil4#stereo | lp:12k:8", "--json",
+                                    td.file("r.json"), "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto j = testutil::load_json(td.file("r.json"));
+  REQUIRE(j.at("steps").at("list").size() == 3);
+  const auto& s = step_of(j, 2);
+  CHECK(s.at("kind") == "hosted");
+  CHECK(s.at("label") == "lv2:fil4#stereo");
+  CHECK(s.at("wall").at("count") == j.at("counts").at("counted"));
+  CHECK(s.at("cpu").at("count").get<int>() > 0);
+  CHECK(s.at("audit").at("calls") == 1875);
+  CHECK(s.at("audit").at("nonfinite_samples") == 0);
+}
+
+TEST_CASE("plugins: chunkscope's output equals lv2apply's for the same plugin and file, bit for bit") {
+  NEED_PLUGIN(std::string("lv2:") + kLowpass);
+  if (!on_path("lv2apply")) {
+    MESSAGE("skipped: lv2apply (lilv-utils) is not installed");
+    return;
+  }
+  testutil::TempDir td;
+  write_mono(td.file("in.wav"), 1.0, SF_FORMAT_WAV | SF_FORMAT_FLOAT);
+  const std::string cmd = fmt::format("lv2apply -i '{}' -o '{}' -c cutoff 1000 -c stages 2 {} >/dev/null 2>&1", td.file("in.wav"),
+                                      td.file("ref.wav"), kLowpass);
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const auto r = testutil::run_cli({"process", td.file("in.wav"), td.file("out.wav"), "--chain",
+                                    "lv2:lowpass_iir:cutoff=1000:stages=2", "--chunk", "256"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto ref = testutil::read_all(td.file("ref.wav")), out = testutil::read_all(td.file("out.wav"));
+  REQUIRE(ref.size() == out.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) differ += ref[i] != out[i];
+  CHECK(differ == 0);
+}
+
+TEST_CASE("plugins: a mono plugin on a stereo file runs as two instances; its left channel is the mono run's") {
+  NEED_PLUGIN(std::string("lv2:") + kLowpass);
+  testutil::TempDir td;
+  write_mono(td.file("mono.wav"), 1.0, SF_FORMAT_WAV | SF_FORMAT_FLOAT);
+  std::vector<float> st;
+  {
+    int ch = 0;
+    for (double v : testutil::read_all(mix(), &ch)) st.push_back(static_cast<float>(v));
+  }
+  testutil::write_wav(td.file("stereo.wav"), st, 2, 48000);
+  const std::string chain = "lv2:lowpass_iir:cutoff=1000:stages=2";
+  REQUIRE(testutil::run_cli({"process", td.file("mono.wav"), td.file("m.wav"), "-c", chain}).rc == 0);
+  const auto r = testutil::run_cli({"process", td.file("stereo.wav"), td.file("s.wav"), "-c", chain});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto m = testutil::read_all(td.file("m.wav")), s = testutil::read_all(td.file("s.wav"));
+  REQUIRE(s.size() == 2 * m.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < m.size(); ++i) differ += s[2 * i] != m[i];
+  CHECK(differ == 0);
+}
+
+TEST_CASE("plugins: a LADSPA filter gives what applyplugin gives, once written as applyplugin writes 16-bit samples") {
+  NEED_PLUGIN("ladspa:lpf");
+  if (!on_path("applyplugin")) {
+    MESSAGE("skipped: applyplugin (ladspa-sdk) is not installed");
+    return;
+  }
+  testutil::TempDir td;
+  // 16-bit input for applyplugin, the same samples as floats for chunkscope (x / 32768 both ways)
+  const std::vector<float> in = write_mono(td.file("in16.wav"), 0.5, SF_FORMAT_WAV | SF_FORMAT_PCM_16);
+  const std::vector<double> exact = testutil::read_all(td.file("in16.wav"));
+  testutil::write_wav(td.file("inf.wav"), std::vector<float>(exact.begin(), exact.end()), 1, 48000);
+  const std::string cmd = fmt::format("applyplugin '{}' '{}' /usr/lib/ladspa/filter.so lpf 1000 >/dev/null 2>&1",
+                                      td.file("in16.wav"), td.file("ref16.wav"));
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const auto r = testutil::run_cli({"process", td.file("inf.wav"), td.file("out.wav"), "-c", "ladspa:filter.so:lpf:0=1000"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto out = testutil::read_all(td.file("out.wav"));
+  SF_INFO si{};
+  SNDFILE* f = sf_open(td.file("ref16.wav").c_str(), SFM_READ, &si);
+  REQUIRE(f != nullptr);
+  std::vector<short> ref(static_cast<std::size_t>(si.frames));
+  sf_readf_short(f, ref.data(), si.frames);
+  sf_close(f);
+  REQUIRE(ref.size() == out.size());
+  // applyplugin: lrintf(y * 2^31) as a 32-bit sample, which libsndfile writes as its top 16 bits
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const long v = std::lrintf(static_cast<float>(out[i]) * 2147483648.0f);
+    differ += static_cast<short>(static_cast<std::int32_t>(v) >> 16) != ref[i];
+  }
+  CHECK(differ == 0);
+}
+
+TEST_CASE("plugins: a worker plugin runs and declares its latency; a latency port is reported") {
+  NEED_PLUGIN("lv2:http://gareus.org/oss/lv2/zeroconvolv#Stereo");
+  NEED_PLUGIN("lv2:http://plugin.org.uk/swh-plugins/artificialLatency");
+  testutil::TempDir td;
+  auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "lv2:zeroconvolv#Stereo:preset=noopStereo", "--json",
+                              td.file("w.json"), "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  auto j = testutil::load_json(td.file("w.json"));
+  CHECK(step_of(j, 1).at("declared_latency_frames") == 64);
+  CHECK(step_of(j, 1).at("audit").at("nonfinite_samples") == 0);
+  r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "lp:9k | lv2:artificialLatency:delay=10", "--json",
+                         td.file("l.json"), "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  j = testutil::load_json(td.file("l.json"));
+  CHECK(step_of(j, 2).at("declared_latency_frames") == 480);  // 10 ms at 48 kHz
+  CHECK(j.at("steps").at("declared_latency_frames") == 480);
+}
+
+TEST_CASE("plugins: `plugins` lists what is installed and describes one plugin's ports") {
+  NEED_PLUGIN("lv2:http://gareus.org/oss/lv2/fil4#stereo");
+  auto r = testutil::run_cli({"plugins", "--json"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto all = nlohmann::json::parse(r.out);
+  CHECK(all.at("schema") == "chunkscope.plugins/1");
+  bool fil4 = false;
+  for (const auto& p : all.at("plugins")) fil4 = fil4 || (p.at("id") == "http://gareus.org/oss/lv2/fil4#stereo" && p.at("runnable") == true);
+  CHECK(fil4);
+  r = testutil::run_cli({"plugins", "lv2:artificialLatency", "--json"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto one = nlohmann::json::parse(r.out).at("plugin");
+  bool latency_port = false, delay = false;
+  for (const auto& port : one.at("ports")) {
+    latency_port = latency_port || port.value("latency", false);
+    delay = delay || port.at("symbol") == "delay";
+  }
+  CHECK(latency_port);
+  CHECK(delay);
+}
+
+TEST_CASE("plugins: what cannot be hosted is one line naming the plugin and why, exit 2, nothing written") {
+  NEED_PLUGIN("lv2:http://gareus.org/oss/lv2/fil4#stereo");
+  NEED_PLUGIN("ladspa:lpf");
+  testutil::TempDir td;
+  {
+    std::FILE* f = std::fopen(td.file("broken.so").c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("not an ELF file", f);
+    std::fclose(f);
+  }
+  struct Case {
+    std::string stage, says;
+  };
+  const std::vector<Case> cases = {
+      {"lv2:nosuchplugin", "no installed LV2 plugin matches 'nosuchplugin'"},
+      {"lv2:#mono", "'#mono' is ambiguous: it matches"},
+      {"lv2:fil4#stereo:gian=1", "unknown control 'gian' (controls: "},
+      {"lv2:fil4#stereo:gain=99", "control 'gain': 99 is outside its range"},
+      {"lv2:fil4#stereo:gain=1k", "is not a number"},
+      {"ladspa:nosuchlabel", "no LADSPA plugin labelled 'nosuchlabel'"},
+      {"ladspa:/usr/lib/ladspa/filter.so:nosuch", "no plugin labelled 'nosuch' in /usr/lib/ladspa/filter.so (labels: lpf, hpf)"},
+      {"ladspa:" + td.file("broken.so") + ":lpf", "not a loadable shared object"},
+      {"ladspa:lpf:cutoff=3", "unknown control 'cutoff'"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.stage);
+    const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", c.stage, "--json", td.file("r.json"), "-q"});
+    CHECK(r.rc == 2);
+    CHECK(r.err.find(c.says) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(td.file("r.json")));
+  }
+  // a stereo plugin given three channels
+  const auto r = testutil::run_cli({"synth", "--duration", "0.1s", "--channels", "3", "-c", "lv2:fil4#stereo", "-q"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("the chunk has 3 channels") != std::string::npos);
+}
