@@ -32,6 +32,7 @@ struct ProcessSpec {
   int channels = 2;
   int max_frames = 1024;  // largest chunk process() will see
   DType dtype = DType::f32;
+  bool flush_denormals = true;  // CPU: process with FTZ/DAZ set (--ftz); off: subnormals computed as they come
 };
 
 /// Interleaved samples of one chunk, processed in place.

@@ -226,7 +226,7 @@ Status CpuBackend::process(AudioView io, ProcessStats* stats) noexcept {
   if (io.channels != spec_.channels || io.dtype != spec_.dtype || io.frames < 0 || io.frames > spec_.max_frames ||
       (io.frames > 0 && io.data == nullptr))
     return Status::shape_mismatch;
-  ScopedFlushDenormals ftz;
+  ScopedFlushDenormals ftz(spec_.flush_denormals);
   ProcessStats local{};
   std::int64_t t = step_timing_ ? now_ns() : 0;
   int slot = 0;

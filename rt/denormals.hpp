@@ -10,16 +10,17 @@ namespace chunkscope {
 
 class ScopedFlushDenormals {
  public:
-  /// Sets FTZ and DAZ on this thread; the destructor restores the previous mode. [no-alloc, no-block]
-  ScopedFlushDenormals() noexcept {
+  /// Sets FTZ and DAZ on this thread (when `on`, else clears them); the destructor restores
+  /// the previous mode. [no-alloc, no-block]
+  explicit ScopedFlushDenormals(bool on = true) noexcept {
 #if defined(__x86_64__) || defined(__SSE__)
     saved_ = _mm_getcsr();
-    _mm_setcsr(saved_ | 0x8040u);  // FTZ (bit 15) | DAZ (bit 6)
+    _mm_setcsr(on ? (saved_ | 0x8040u) : (saved_ & ~0x8040u));  // FTZ (bit 15) | DAZ (bit 6)
 #elif defined(__aarch64__)
     std::uint64_t fpcr;
     asm volatile("mrs %0, fpcr" : "=r"(fpcr));
     saved_ = fpcr;
-    asm volatile("msr fpcr, %0" ::"r"(fpcr | (1ull << 24)));  // FZ
+    asm volatile("msr fpcr, %0" ::"r"(on ? (fpcr | (1ull << 24)) : (fpcr & ~(1ull << 24))));  // FZ
 #endif
   }
   /// [no-alloc, no-block]

@@ -129,7 +129,7 @@ struct Engine::Impl {
       if (ok(st)) {
         const AudioView view{c->data, static_cast<int>(r.frames), cfg.spec.channels, cfg.spec.dtype, r.seq};
         if (ftz) {
-          ScopedFlushDenormals flush;
+          ScopedFlushDenormals flush(cfg.spec.flush_denormals);
           st = backend->process(view, &ps);
         } else {
           st = backend->process(view, &ps);
@@ -341,7 +341,7 @@ EngineResult Engine::run() {
 
   // ---------------------------------------------------------------- processor thread
   auto processor_fn = [&]() noexcept {
-    ScopedFlushDenormals ftz;
+    ScopedFlushDenormals ftz(cfg.spec.flush_denormals);
     res.processor_tid = this_tid();
     const ThreadUsage u0 = m.start_thread(1);
     auto finished = [&m]() noexcept {

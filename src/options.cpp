@@ -209,6 +209,7 @@ void stream_flags(CommandLine& c, const StreamOptions& o, bool device) {
   c.text("--cpus", o.cpus, d.cpus);
   c.text("--wait", wait_mode_name(o.wait), wait_mode_name(d.wait));
   c.flag("--inline", o.inline_process);
+  if (!o.ftz) c.text("--ftz", "off", "on");
   c.text("--metrics-listen", o.metrics_listen, d.metrics_listen);
   if (!same_duration(o.metrics_hold, d.metrics_hold)) c.text("--metrics-hold", o.metrics_hold, d.metrics_hold);
 }

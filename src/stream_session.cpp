@@ -454,6 +454,7 @@ EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std:
   ec.wait = opt.wait;
   ec.policy = thread_policy(opt);
   ec.inline_process = opt.inline_process;
+  ec.spec.flush_denormals = opt.ftz;
   return ec;
 }
 
@@ -482,6 +483,7 @@ Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Ba
   w.cpus_text = opt.cpus;
   w.wait = opt.wait;
   w.inline_process = opt.inline_process;
+  w.ftz = opt.ftz;
   return w;
 }
 

@@ -269,3 +269,52 @@ TEST_CASE("plugins: what cannot be hosted is one line naming the plugin and why,
   CHECK(r.rc == 2);
   CHECK(r.err.find("the chunk has 3 channels") != std::string::npos);
 }
+
+TEST_CASE("plugins: a decaying tail after a burst: subnormal output without --ftz, none with it, side by side") {
+  NEED_PLUGIN("ladspa:lpf");
+  testutil::TempDir td;
+  auto run = [&](const char* ftz, const std::string& json) {
+    const auto r = testutil::run_cli({"synth", "--signal", "burst:0.2s", "--duration", "2s", "--speed", "max", "--ftz", ftz,
+                                      "-c", "ladspa:lpf:0=100", "--json", td.file(json), "-q"});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    return testutil::load_json(td.file(json));
+  };
+  const auto off = run("off", "off.json"), on = run("on", "on.json");
+  CHECK(off.at("workload").at("run_mode").at("ftz") == false);
+  CHECK(on.at("workload").at("run_mode").at("ftz") == true);
+  // ladspa-sdk's one-pole lowpass decays through the subnormal range on the silent tail unless flushed
+  CHECK(step_of(off, 1).at("audit").at("subnormal_samples").get<std::uint64_t>() > 0);
+  CHECK(step_of(on, 1).at("audit").at("subnormal_samples") == 0);
+  bool finding = false;
+  for (const auto& f : off.at("diagnosis")) finding = finding || f.at("rule") == "hosted_subnormal";
+  CHECK(finding);
+}
+
+TEST_CASE("plugins: a plugin that needs what chunkscope does not host is refused, naming what") {
+  if (!fs::exists("/usr/lib/lv2/amp-swh.lv2/plugin-linux.so")) {
+    MESSAGE("skipped: swh-lv2's amp plugin (the test bundle's binary) is not installed");
+    return;
+  }
+  // the test bundle beside the installed plugins, as lilv reads LV2_PATH
+  const std::string path = testutil::source_dir() + "/tests/data/lv2:/usr/lib/lv2";
+  ::setenv("LV2_PATH", path.c_str(), 1);
+  struct Case {
+    std::string uri, says;
+  };
+  const std::vector<Case> cases = {
+      {"urn:chunkscope:test:needs-instance-access",
+       "requires feature http://lv2plug.in/ns/ext/instance-access, which chunkscope does not host"},
+      {"urn:chunkscope:test:needs-fixed-block", "buf-size#fixedBlockLength, which chunkscope does not host"},
+      {"urn:chunkscope:test:needs-option", "requires option http://lv2plug.in/ns/extensions/ui#updateRate"},
+      {"urn:chunkscope:test:event-port", "of type http://lv2plug.in/ns/ext/event#EventPort, which chunkscope does not host"},
+      {"urn:chunkscope:test:broken-library", "has a library that cannot be loaded"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.uri);
+    const auto r = testutil::run_cli({"synth", "--duration", "0.1s", "--channels", "1", "-c", "lv2:" + c.uri, "-q"});
+    CHECK(r.rc == 2);
+    CHECK(r.err.find(c.says) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  ::unsetenv("LV2_PATH");
+}

@@ -96,7 +96,7 @@ void add_synth_input(CLI::App* c, StreamOptions& o, bool& given, const std::stri
         given = !s.empty();
         if (given) o.signal = s;
       },
-      "Synthetic input instead of a file: sine:<hz>, noise, sweep:<f0>:<f1>, impulse, silence" + signal_note);
+      "Synthetic input instead of a file: sine:<hz>, noise, sweep:<f0>:<f1>, impulse, silence, burst:<time>" + signal_note);
   add_int(c, "--channels", o.channels, "Synthetic input: channels");
   add_rate(c, "--rate", o.rate, "Synthetic input: sample rate in Hz (48000, 44.1k, 48kHz)");
 }
@@ -163,6 +163,10 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
                        [](const std::string& s) { return parse_wait_mode(s); }, wait_mode_name(o.wait));
   add_flag(c, "--inline", o.inline_process,
            "Process on the source's thread (monitor: inside the audio callback): no source->processor hand-off");
+  add_parsed<bool>(c, "--ftz", o.ftz,
+                   "on: process with denormals flushed to zero (FTZ/DAZ), as real-time hosts do; off: as they come "
+                   "(compare a plugin's cost on a decaying tail, and its subnormal output in the audit)",
+                   [](const std::string& s) { return parse_on_off(s, "--ftz"); }, on_off(o.ftz));
   if (groups & kStreams) {
     add_int(c, "--streams", o.streams,
             "Independent streams of the chain at once, each with its own schedule, queues and filter state", 1,

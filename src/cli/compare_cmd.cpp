@@ -547,7 +547,8 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
 
   // ---- variants: plan and backend once each (a CUDA graph is captured once)
   std::vector<Variant> vars(specs.size());
-  const ProcessSpec spec{su.rate, su.channels, opt.chunk, opt.dtype};
+  ProcessSpec spec{su.rate, su.channels, opt.chunk, opt.dtype};
+  spec.flush_denormals = opt.ftz;
   const RunStatsConfig sc = stats_config(su, opt, co.rounds);
   std::size_t available = 0;
   for (std::size_t i = 0; i < specs.size(); ++i) {

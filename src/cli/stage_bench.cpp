@@ -183,7 +183,9 @@ Harness build_harness(const Subject& s) {
       bad(s.label, fmt::format("workload.signature.cpu_isa '{}' is not scalar, sse4, avx2 or avx512", g.cpu_isa));
     choice.cpu_isa = isa;
   }
-  const ProcessSpec spec{g.rate, g.channels, g.frames, g.dtype};
+  ProcessSpec spec{g.rate, g.channels, g.frames, g.dtype};
+  const auto& mode = s.report.workload.run_mode;
+  spec.flush_denormals = !mode || mode->ftz;  // as the run processed
   try {
     h.backend = make_backend(choice, h.plan, spec);
   } catch (const RuntimeFailure& e) {

@@ -76,13 +76,19 @@ SynthSpec parse_synth(const std::string& s, double rate) {
     sp.kind = SynthSpec::Kind::sweep;
     sp.f0 = freq(rest.substr(0, c2));
     sp.f1 = freq(rest.substr(c2 + 1));
+  } else if (kind == "burst") {
+    if (rest.empty()) throw InputError(fmt::format("{}: missing time (usage: burst:<time>, e.g. burst:0.5s)", where));
+    sp.kind = SynthSpec::Kind::burst;
+    sp.f0 = static_cast<double>(parse_duration_ns(rest, where)) / 1e9;
+    if (!(sp.f0 > 0)) throw InputError(fmt::format("{}: the burst must last more than 0 s", where));
   } else if (kind == "noise" || kind == "impulse" || kind == "silence") {
     if (!rest.empty()) throw InputError(fmt::format("{}: '{}' takes no argument", where, kind));
     sp.kind = kind == "noise" ? SynthSpec::Kind::noise
               : kind == "impulse" ? SynthSpec::Kind::impulse
                                   : SynthSpec::Kind::silence;
   } else {
-    throw InputError(fmt::format("{}: unknown signal '{}' (sine:<hz>, noise, sweep:<f0>:<f1>, impulse, silence)", where, kind));
+    throw InputError(fmt::format("{}: unknown signal '{}' (sine:<hz>, noise, sweep:<f0>:<f1>, impulse, silence, burst:<time>)",
+                                 where, kind));
   }
   return sp;
 }
@@ -104,13 +110,17 @@ double SynthSource::next() noexcept {
       if (phase_ > 2 * std::numbers::pi) phase_ -= 2 * std::numbers::pi;
       break;
     }
+    case SynthSpec::Kind::burst:
+      if (t >= spec_.f0) break;  // the silent tail
+      [[fallthrough]];
     case SynthSpec::Kind::noise: {
       // xorshift64*: deterministic, allocation-free
       rng_ ^= rng_ >> 12;
       rng_ ^= rng_ << 25;
       rng_ ^= rng_ >> 27;
       const std::uint64_t r = rng_ * 0x2545F4914F6CDD1Dull;
-      v = spec_.amplitude * (static_cast<double>(r >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+      const double a = spec_.kind == SynthSpec::Kind::burst ? spec_.burst_amplitude : spec_.amplitude;
+      v = a * (static_cast<double>(r >> 11) * (2.0 / 9007199254740992.0) - 1.0);
       break;
     }
     case SynthSpec::Kind::impulse: v = pos_ == 0 ? spec_.amplitude : 0.0; break;

@@ -52,8 +52,9 @@ class FileSink final : public ChunkSink {
 };
 
 struct SynthSpec {
-  enum class Kind { sine, noise, sweep, impulse, silence } kind = Kind::sine;
-  double f0 = 440, f1 = 0;  // sine: f0; sweep: f0 -> f1 (logarithmic)
+  enum class Kind { sine, noise, sweep, impulse, silence, burst } kind = Kind::sine;
+  double f0 = 440, f1 = 0;  // sine: f0; sweep: f0 -> f1 (logarithmic); burst: f0 seconds of noise
+  double burst_amplitude = 0.9;  // burst: loud, then a silent tail (what exposes denormals)
   double amplitude = 0.5;
   double rate = 48000;
   int channels = 2;
@@ -61,7 +62,8 @@ struct SynthSpec {
   std::string text;
 };
 
-/// Parses "sine:<hz>", "noise", "sweep:<f0>:<f1>", "impulse", "silence". Throws InputError.
+/// Parses "sine:<hz>", "noise", "sweep:<f0>:<f1>", "impulse", "silence", "burst:<time>" (loud
+/// noise for <time>, then silence to the end: a decaying tail). Throws InputError.
 SynthSpec parse_synth(const std::string& s, double rate);
 
 /// Generates the signal sample by sample; deterministic (noise has a fixed seed).

@@ -381,6 +381,7 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   mode.rt_priority = w.rt ? w.policy.rt_priority : 0;
   mode.cpus = w.cpus_text;
   mode.inline_process = w.inline_process;
+  mode.ftz = w.ftz;
   wl.run_mode = mode;
 
   r.environment.host = env;

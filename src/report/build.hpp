@@ -46,6 +46,7 @@ struct Workload {
   std::string cpus_text;  // --cpus as given ("" when not pinned)
   WaitMode wait = WaitMode::block;
   bool inline_process = false;
+  bool ftz = true;
   std::optional<BaselineResult> baseline_before, baseline_after;  // --baseline 0: none
   std::optional<ProcSnapshot> proc_before, proc_after;
   // the CPU backend's hosted steps, in step order: what the audit counted, the delay each declares

@@ -107,6 +107,7 @@ Cmd base_command(const RunReport& r) {
     const RunMode& m = *w.run_mode;
     if (!m.wait.empty() && m.wait != wait_mode_name(def.wait)) c.set("--wait", m.wait);
     if (m.inline_process) c.set("--inline");
+    if (!m.ftz) c.set("--ftz", "off");
     if (m.rt) c.set("--rt");
     if (m.rt && m.rt_priority > 0 && m.rt_priority != def.rt_priority) c.set("--rt-priority", fmt_num(m.rt_priority));
     if (!m.cpus.empty()) c.set("--cpus", m.cpus);

@@ -82,6 +82,7 @@ struct RunMode {
   int rt_priority = 0;   // SCHED_FIFO priority with --rt
   std::string cpus;      // --cpus as given ("" when not pinned)
   bool inline_process = false;
+  bool ftz = true;       // processed with denormals flushed (--ftz; older reports: on)
 };
 
 struct ReportWorkload {

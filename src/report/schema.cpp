@@ -128,7 +128,8 @@ json workload_json(const ReportWorkload& w, bool common_only) {
                         {"rt", w.run_mode->rt},
                         {"rt_priority", w.run_mode->rt_priority},
                         {"cpus", w.run_mode->cpus},
-                        {"inline", w.run_mode->inline_process}};
+                        {"inline", w.run_mode->inline_process},
+                        {"ftz", w.run_mode->ftz}};
     if (w.signature) wl["signature"] = to_json(*w.signature);
     if (!w.variant.empty()) {
       wl["variant"] = w.variant;
@@ -1169,6 +1170,7 @@ ReportWorkload read_workload(const Node& n, bool run) {
     m.rt_priority = rm->i32("rt_priority", 0);
     m.cpus = rm->str("cpus", "");
     m.inline_process = rm->flag("inline", false);
+    m.ftz = rm->flag("ftz", true);
     w.run_mode = m;
   }
   w.variant = n.str("variant", "");

@@ -77,7 +77,8 @@ void mode_line(std::vector<std::string>& out, const RunReport& r) {
                             m.cpus.empty() ? std::string("threads not pinned") : "threads pinned to CPUs " + m.cpus,
                             m.inline_process ? (r.device ? "processing inside the device callback"
                                                          : "processing on the source's thread")
-                                             : "processor on its own thread"));
+                                             : "processor on its own thread") +
+                    (m.ftz ? "" : ", denormals not flushed (--ftz off)"));
 }
 
 void platform_lines(std::vector<std::string>& out, const RunReport& r) {

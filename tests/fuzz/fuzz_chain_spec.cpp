@@ -60,6 +60,17 @@ std::string stage_text(const StageSpec& s) {
     case StageKind::sos: return "sos:" + s.path;
     case StageKind::spin:
     case StageKind::sleep: return fmt::format("{}:{}ns:every={}", name, s.time_ns, s.every);
+    case StageKind::so:
+    case StageKind::lv2:
+    case StageKind::ladspa: {
+      std::string t = name + ":";
+      if (s.kind == StageKind::ladspa)
+        t += (s.path.empty() ? "" : s.path + ":") + s.label;
+      else
+        t += s.path;
+      for (const auto& [k, v] : s.params) t += ":" + k + "=" + v;
+      return t;
+    }
   }
   fuzzutil::broken("stage kind %d has no name", static_cast<int>(s.kind));
 }
@@ -67,7 +78,7 @@ std::string stage_text(const StageSpec& s) {
 bool same(const StageSpec& a, const StageSpec& b) {
   return a.kind == b.kind && a.freqs == b.freqs && a.order == b.order && a.q == b.q && a.slope == b.slope &&
          a.gain_db == b.gain_db && a.has_gain == b.has_gain && a.path == b.path && a.time_ns == b.time_ns &&
-         a.every == b.every;
+         a.every == b.every && a.label == b.label && a.params == b.params;
 }
 
 void check_ranges(const StageSpec& s) {
