@@ -84,16 +84,26 @@ struct HostedWhere {
 HostedWhere& hosted_where() noexcept;
 
 /// Marks the calling thread as inside a non-real-time call of hosted code (`phase`, `label`:
-/// static or outliving the scope) for a crash handler, and clears it at scope exit.
+/// static or outliving the scope) for a crash handler, and puts back the call it was in (a
+/// worker's work run inside a restore, say) at scope exit.
 class HostedPhase {
  public:
-  HostedPhase(const char* phase, const char* label) noexcept {
+  HostedPhase(const char* phase, const char* label) noexcept
+      : prev_phase_(hosted_where().phase.load(std::memory_order_relaxed)),
+        prev_label_(hosted_where().label.load(std::memory_order_relaxed)) {
     hosted_where().label.store(label, std::memory_order_relaxed);
     hosted_where().phase.store(phase, std::memory_order_relaxed);
   }
-  ~HostedPhase() { hosted_where().phase.store(nullptr, std::memory_order_relaxed); }
+  ~HostedPhase() {
+    hosted_where().phase.store(prev_phase_, std::memory_order_relaxed);
+    hosted_where().label.store(prev_label_, std::memory_order_relaxed);
+  }
   HostedPhase(const HostedPhase&) = delete;
   HostedPhase& operator=(const HostedPhase&) = delete;
+
+ private:
+  const char* prev_phase_;
+  const char* prev_label_;
 };
 
 }  // namespace chunkscope

@@ -43,6 +43,6 @@ for mode in threaded inline; do
   extra=(); [ "$mode" = inline ] && extra=(--inline)
   "$cs" sweep --synth noise -c "$chain" --chunks 256 --streams 1,2,4,8,16,32,64 --duration 2s "${extra[@]}" -q \
     --json "$tmp/s.json" >/dev/null
-  n=$(/usr/bin/python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["frontier"][0]["largest_safe_streams"][0]["streams"]; print(f)' "$tmp/s.json")
+  n=$(/usr/bin/python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["frontier"][0]["largest_safe_streams"][0]["streams"]; print(f if f is not None else "none (not even 1 stream was safe)")' "$tmp/s.json")
   echo "capacity ($mode): '$chain' at 256 frames, largest safe stream count: $n"
 done

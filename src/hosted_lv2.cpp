@@ -38,7 +38,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <mutex>
 #include <thread>
 #endif
@@ -181,7 +183,24 @@ struct Lv2World {
   LilvNode *min_size = uri(LV2_RESIZE_PORT__minimumSize), *preset = uri(LV2_PRESETS__Preset);
   LilvNode *label = uri(LILV_NS_RDFS "label"), *required_option = uri(LV2_OPTIONS__requiredOption);
   LilvNode* default_state = uri(LV2_STATE__loadDefaultState);
-  Lv2World() { lilv_world_load_all(world); }
+  Lv2World() {
+    absolute_lv2_path();
+    lilv_world_load_all(world);
+  }
+  // lilv takes LV2_PATH's folders as they are written, and a relative one makes it map an
+  // invalid URI and crash: make each absolute (for this process) before it reads them.
+  static void absolute_lv2_path() {
+    const char* env = std::getenv("LV2_PATH");
+    if (!env || !*env) return;
+    std::string out, part;
+    std::stringstream ss(env);
+    while (std::getline(ss, part, ':')) {
+      std::error_code ec;
+      if (!part.empty() && part[0] != '/' && part[0] != '~') part = std::filesystem::absolute(part, ec).string();
+      out += (out.empty() ? "" : ":") + part;
+    }
+    ::setenv("LV2_PATH", out.c_str(), 1);
+  }
 };
 
 Lv2World& lv2_world() {
@@ -433,18 +452,20 @@ const LilvPlugin* find_plugin(Lv2World& w, const std::string& id, const std::str
   const Node uri(uri_like ? lilv_new_uri(w.world, id.c_str()) : nullptr);
   if (const LilvPlugin* exact = uri ? lilv_plugins_get_by_uri(all, uri.get()) : nullptr) return exact;
   const std::string id_lower = lower(id);
-  std::vector<const LilvPlugin*> hits;
+  std::vector<const LilvPlugin*> hits, labelled;
   std::vector<std::string> names;
   LILV_FOREACH (plugins, i, all) {
     const LilvPlugin* p = lilv_plugins_get(all, i);
     if (lilv_plugin_is_replaced(p)) continue;
     const std::string u = text_of(lilv_plugin_get_uri(p));
     const Node name(lilv_plugin_get_name(p));
+    if (label_of(u) == "lv2:" + id) labelled.push_back(p);  // the label `plugins` and reports show
     if (boundary_suffix(u, id) || boundary_suffix(lower(text_of(name.get())), id_lower)) {
       hits.push_back(p);
       names.push_back(u);
     }
   }
+  if (labelled.size() == 1) return labelled[0];  // a stage's own label wins over name suffixes
   if (hits.size() == 1) return hits[0];
   if (hits.empty())
     throw InputError(fmt::format("{}: no installed LV2 plugin matches '{}' (give a plugin URI, or the end of one or "

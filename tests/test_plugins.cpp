@@ -316,5 +316,17 @@ TEST_CASE("plugins: a plugin that needs what chunkscope does not host is refused
     CHECK(r.err.find(c.says) != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
+  // a relative folder in LV2_PATH (lilv alone crashes on one) is taken from the current folder
+  ::setenv("LV2_PATH", "tests/data/lv2:/usr/lib/lv2", 1);
+  const auto rel = testutil::run_cli_at(testutil::source_dir(), {"chain", "lv2:urn:chunkscope:test:needs-fixed-block"});
+  CHECK(rel.rc == 2);
+  CHECK(rel.err.find("fixedBlockLength, which chunkscope does not host") != std::string::npos);
   ::unsetenv("LV2_PATH");
+}
+
+TEST_CASE("plugins: the label `plugins` shows names its plugin even where names end the same way") {
+  NEED_PLUGIN("lv2:http://drobilla.net/plugins/mda/Delay");
+  const auto r = testutil::run_cli({"plugins", "lv2:Delay", "--json"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  CHECK(nlohmann::json::parse(r.out).at("plugin").at("id") == "http://drobilla.net/plugins/mda/Delay");
 }

@@ -26,7 +26,8 @@ json port_json(const PluginPort& p) {
     j["max"] = opt(p.max);
     j["default"] = opt(p.def);
   }
-  if (p.sample_rate) j["fraction_of_rate"] = true;
+  if (p.sample_rate) j["fraction_of_rate"] = true;  // min and max, and the default unless default_in_hz
+  if (p.sample_rate && p.def_absolute) j["default_in_hz"] = true;
   if (p.latency) j["latency"] = true;
   return j;
 }
@@ -48,6 +49,8 @@ json plugin_json(const PluginInfo& p, bool ports) {
 std::string range_text(const PluginPort& p) {
   if (!p.min && !p.max && !p.def) return "";
   auto v = [&](const std::optional<double>& x) { return x ? fmt::format("{:g}", *x) : std::string("-"); };
+  if (p.sample_rate && p.def_absolute)  // the plugin's default is in Hz, its range a fraction of the rate
+    return fmt::format("  [{} .. {}] (x rate) default {} Hz", v(p.min), v(p.max), v(p.def));
   return fmt::format("  [{} .. {}] default {}{}", v(p.min), v(p.max), v(p.def), p.sample_rate ? " (x rate)" : "");
 }
 

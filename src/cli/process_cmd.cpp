@@ -25,7 +25,7 @@ void run(AudioReader& rd, AudioWriter& wr, Backend& be, const ProcessSpec& spec,
     if (stopped(stop)) return;  // before the next chunk; the caller abandons the output
     const auto got = rd.read(buf.data(), spec.max_frames);
     if (got == 0) break;
-    AudioView v{buf.data(), static_cast<int>(got), spec.channels, spec.dtype, res.chunks};
+    AudioView v{buf.data(), static_cast<int>(got), spec.channels, spec.dtype, static_cast<std::uint64_t>(res.chunks)};
     const Status s = be.process(v, nullptr);
     if (!ok(s)) {
       const std::string extra = be.last_error();

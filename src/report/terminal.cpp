@@ -243,7 +243,9 @@ std::string audit_words(const StepAudit& a) {
 void step_lines(std::vector<std::string>& out, const RunReport& r) {
   if (!show_steps(r)) return;
   for (const auto& st : r.steps) {
-    std::string l = fmt::format("step {:<5} {} {}: {:.0f}% of process", st.index, st.kind, st.label, st.share * 100);
+    std::string l = st.wall.has_data()
+                        ? fmt::format("step {:<5} {} {}: {:.0f}% of process", st.index, st.kind, st.label, st.share * 100)
+                        : fmt::format("step {:<5} {} {}: no counted chunk to time", st.index, st.kind, st.label);
     if (st.misses) l += fmt::format(", largest in {} chain-owned miss(es)", st.misses);
     out.push_back(l);
     if (st.cpu && st.wall.has_data())
@@ -256,8 +258,9 @@ void step_lines(std::vector<std::string>& out, const RunReport& r) {
                                 st.converted_from_f64 ? "; f64 chunks converted to float for it" : ""));
     if (st.audit) out.push_back("           audit: " + audit_words(*st.audit));
   }
-  out.push_back(fmt::format("outside    {} mean of process outside every step (planar conversions, audit reads)",
-                            fmt_time(double(r.steps_outside_mean_ns))));
+  if (r.stage(Stage::process).has_data())
+    out.push_back(fmt::format("outside    {} mean of process outside every step (planar conversions, audit reads)",
+                              fmt_time(double(r.steps_outside_mean_ns))));
   if (r.declared_latency_frames > 0)
     out.push_back(fmt::format("latency    the chain's hosted steps declare {} frame(s) of delay", r.declared_latency_frames));
 }
