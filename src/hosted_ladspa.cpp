@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "src/errors.hpp"
+#include "src/plugin_processor.hpp"
 
 // LADSPA is hosted when ladspa.h (ladspa-sdk) is found, or when the build says so.
 #if !defined(CHUNKSCOPE_WITH_LADSPA) && __has_include(<ladspa.h>)
@@ -438,44 +439,9 @@ class LadspaInstance {
 
 // ---------------------------------------------------------------- processor, factory
 
-class LadspaProcessor final : public HostedProcessor {
- public:
-  LadspaProcessor(std::shared_ptr<const LadspaStage> st, int max_frames, bool per_channel,
-                  std::vector<std::unique_ptr<LadspaInstance>> insts, std::uint32_t latency)
-      : st_(std::move(st)), max_frames_(max_frames), per_channel_(per_channel), insts_(std::move(insts)),
-        latency_(latency) {}
-  bool process(float* const* channels, int frames) noexcept override {
-    if (frames < 0 || frames > max_frames_) {
-      error_ = "called with more frames than the stream's largest block";
-      return false;
-    }
-    if (frames == 0) return true;
-    const auto n = static_cast<std::size_t>(frames) * sizeof(float);
-    if (per_channel_) {
-      for (std::size_t c = 0; c < insts_.size(); ++c) {
-        insts_[c]->run(&channels[c], frames);
-        std::memcpy(channels[c], insts_[c]->output(0), n);
-      }
-      return true;
-    }
-    insts_[0]->run(channels, frames);
-    for (std::size_t k = 0; k < st_->model.audio_out.size(); ++k) std::memcpy(channels[k], insts_[0]->output(k), n);
-    return true;
-  }
-  void reset() noexcept override {
-    for (auto& i : insts_) i->restart();
-  }
-  const char* last_error() const noexcept override { return error_; }
-  std::uint32_t latency_frames() const noexcept override { return latency_; }
-
- private:
-  std::shared_ptr<const LadspaStage> st_;
-  int max_frames_;
-  bool per_channel_;
-  std::vector<std::unique_ptr<LadspaInstance>> insts_;
-  const char* error_ = "";
-  std::uint32_t latency_;
-};
+// the LADSPA host runs nothing around a call
+struct NoGuard {};
+using LadspaProcessor = PluginProcessor<LadspaStage, LadspaInstance, NoGuard>;
 
 class LadspaFactory final : public HostedFactory {
  public:

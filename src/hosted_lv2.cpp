@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "src/errors.hpp"
+#include "src/plugin_processor.hpp"
 
 // LV2 is hosted when lilv's headers are on the include path (they live in their own folder,
 // which the build adds with the library: pkg-config lilv-0), or when the build says so.
@@ -986,45 +987,7 @@ void Lv2Instance::flush_log() noexcept {
 
 // ---------------------------------------------------------------- processor, factory
 
-class Lv2Processor final : public HostedProcessor {
- public:
-  Lv2Processor(std::shared_ptr<const Lv2Stage> st, int max_frames, bool per_channel,
-               std::vector<std::unique_ptr<Lv2Instance>> insts, std::uint32_t latency)
-      : st_(std::move(st)), max_frames_(max_frames), per_channel_(per_channel), insts_(std::move(insts)),
-        latency_(latency) {}
-  bool process(float* const* channels, int frames) noexcept override {
-    if (frames < 0 || frames > max_frames_) {
-      error_ = "called with more frames than the stream's largest block";
-      return false;
-    }
-    if (frames == 0) return true;
-    const RunScope scope;
-    const auto n = static_cast<std::size_t>(frames) * sizeof(float);
-    if (per_channel_) {
-      for (std::size_t c = 0; c < insts_.size(); ++c) {
-        insts_[c]->run(&channels[c], frames);
-        std::memcpy(channels[c], insts_[c]->output(0), n);
-      }
-      return true;
-    }
-    insts_[0]->run(channels, frames);
-    for (std::size_t k = 0; k < st_->model.audio_out.size(); ++k) std::memcpy(channels[k], insts_[0]->output(k), n);
-    return true;
-  }
-  void reset() noexcept override {
-    for (auto& i : insts_) i->restart();
-  }
-  const char* last_error() const noexcept override { return error_; }
-  std::uint32_t latency_frames() const noexcept override { return latency_; }
-
- private:
-  std::shared_ptr<const Lv2Stage> st_;
-  int max_frames_;
-  bool per_channel_;
-  std::vector<std::unique_ptr<Lv2Instance>> insts_;
-  const char* error_ = "";
-  std::uint32_t latency_;
-};
+using Lv2Processor = PluginProcessor<Lv2Stage, Lv2Instance, RunScope>;
 
 class Lv2Factory final : public HostedFactory {
  public:
