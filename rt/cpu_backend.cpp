@@ -307,8 +307,6 @@ bool CpuBackend::audited_call(HostedProcessor& proc, HostedAudit& a, int slot, c
   const Waits w1 = thread_waits();
   const std::int64_t vcs = w1.switches - w0.switches, majflt = w1.major_faults - w0.major_faults;
   ++a.calls;
-  a.wall_ns += t1 - t0;
-  a.cpu_ns += cpu;
   ps.step_ns[slot] += clamp32(t1 - t0);
   ps.step_cpu_ns[slot] += clamp32(cpu);
   if (heap.allocations + heap.frees > 0 && a.first_alloc == kNoChunk) a.first_alloc = io.seq;

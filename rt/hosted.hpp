@@ -66,7 +66,6 @@ struct HostedAudit {
   std::int64_t paging_ns = 0;                // wall - CPU time of the paging calls
   std::uint64_t nonfinite = 0, subnormal = 0;  // output samples
   std::uint64_t first_alloc = kNoChunk, first_block = kNoChunk, first_nonfinite = kNoChunk, first_paging = kNoChunk;
-  std::int64_t cpu_ns = 0, wall_ns = 0;      // summed over all calls
   bool allocations_counted = true;           // false: this build has no allocation interposer
 };
 

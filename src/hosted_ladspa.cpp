@@ -263,7 +263,6 @@ const char* kind_words(Kind k) {
   return words[static_cast<int>(k)];
 }
 
-std::string plural(std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); }
 
 std::string why_not_hosted(const PluginModel& m) {
   for (const auto& p : m.ports)
@@ -448,24 +447,14 @@ class LadspaFactory final : public HostedFactory {
   explicit LadspaFactory(std::shared_ptr<const LadspaStage> st) : st_(std::move(st)) {}
   const std::string& label() const noexcept override { return st_->model.label; }
   std::unique_ptr<HostedProcessor> create(const HostedShape& shape, std::string& error) const override {
-    try {
-      return make(shape, error);
-    } catch (const std::exception& e) {  // no memory, no thread for a worker
-      error = fmt::format("could not be made ({})", one_line(e.what()));
-      return nullptr;
-    }
+    return create_or_explain([&](std::string& why) { return make(shape, why); }, error);
   }
 
  private:
   std::unique_ptr<HostedProcessor> make(const HostedShape& shape, std::string& error) const {
     const PluginModel& m = st_->model;
-    const bool per_channel = m.audio_in.size() == 1 && m.audio_out.size() == 1;
-    if (shape.channels < 1 || (!per_channel && m.audio_in.size() != static_cast<std::size_t>(shape.channels))) {
-      error = fmt::format("has {} and {}; the chunk has {}", plural(m.audio_in.size(), "audio input"),
-                          plural(m.audio_out.size(), "output"),
-                          plural(static_cast<std::size_t>(std::max(0, shape.channels)), "channel"));
-      return nullptr;
-    }
+    bool per_channel = false;
+    if (!plugin_fits(m.audio_in.size(), m.audio_out.size(), shape.channels, per_channel, error)) return nullptr;
     std::vector<float> values;
     if (!values_at(shape.rate, values, error)) return nullptr;
     std::vector<std::unique_ptr<LadspaInstance>> insts;
@@ -477,23 +466,15 @@ class LadspaFactory final : public HostedFactory {
     if (m.latency_port >= 0 && !probe_latency(shape, values, latency, error)) return nullptr;
     return std::make_unique<LadspaProcessor>(st_, shape.max_frames, per_channel, std::move(insts), latency);
   }
-  // The latency port's value after a few cycles of silence on an instance of its own (the
-  // processing instances stay untouched).
+  // The latency port's value, on an instance of its own.
   bool probe_latency(const HostedShape& shape, const std::vector<float>& values, std::uint32_t& latency,
                      std::string& error) const {
     LadspaInstance probe(st_, shape.max_frames, values);
     if (!probe.open(shape.rate, error)) return false;
-    std::vector<float> zeros(static_cast<std::size_t>(shape.max_frames), 0.0f);
-    std::vector<float*> in(st_->model.audio_in.size(), zeros.data());
-    {
-      HostedPhase phase("latency", st_->model.label.c_str());
-      for (int i = 0; i < kProbeCycles; ++i) probe.run(in.data(), shape.max_frames);
-    }
-    const float v = probe.value(static_cast<std::size_t>(st_->model.latency_port));
-    latency = std::isfinite(v) && v > 0 ? static_cast<std::uint32_t>(std::lround(v)) : 0;
+    latency = chunkscope::probe_latency<NoGuard>(probe, st_->model.audio_in.size(), shape.max_frames,
+                                                 static_cast<std::size_t>(st_->model.latency_port), st_->model.label);
     return true;
   }
-  static constexpr int kProbeCycles = 4;
 
   // The start values at `rate`: relative defaults scaled, given values of sample-rate ports checked.
   bool values_at(double rate, std::vector<float>& values, std::string& error) const {

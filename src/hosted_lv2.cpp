@@ -333,7 +333,6 @@ PortModel port_model(Lv2World& w, const LilvPlugin* p, const LilvPort* port) {
   return m;
 }
 
-std::string plural(std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); }
 
 // Why the plugin's library cannot be loaded (dlopen's reason), or "": a library with an
 // undefined symbol is refused here rather than at instantiation.
@@ -994,24 +993,14 @@ class Lv2Factory final : public HostedFactory {
   explicit Lv2Factory(std::shared_ptr<const Lv2Stage> st) : st_(std::move(st)) {}
   const std::string& label() const noexcept override { return st_->model.label; }
   std::unique_ptr<HostedProcessor> create(const HostedShape& shape, std::string& error) const override {
-    try {
-      return make(shape, error);
-    } catch (const std::exception& e) {  // no memory, no thread for a worker
-      error = fmt::format("could not be made ({})", one_line(e.what()));
-      return nullptr;
-    }
+    return create_or_explain([&](std::string& why) { return make(shape, why); }, error);
   }
 
  private:
   std::unique_ptr<HostedProcessor> make(const HostedShape& shape, std::string& error) const {
     const PluginModel& m = st_->model;
-    const bool per_channel = m.audio_in.size() == 1 && m.audio_out.size() == 1;
-    if (shape.channels < 1 || (!per_channel && m.audio_in.size() != static_cast<std::size_t>(shape.channels))) {
-      error = fmt::format("has {} and {}; the chunk has {}", plural(m.audio_in.size(), "audio input"),
-                          plural(m.audio_out.size(), "output"),
-                          plural(static_cast<std::size_t>(std::max(0, shape.channels)), "channel"));
-      return nullptr;
-    }
+    bool per_channel = false;
+    if (!plugin_fits(m.audio_in.size(), m.audio_out.size(), shape.channels, per_channel, error)) return nullptr;
     std::vector<float> values;
     if (!values_at(shape.rate, values, error)) return nullptr;
     const WorldLock lock(lv2_world().mutex);
@@ -1024,23 +1013,15 @@ class Lv2Factory final : public HostedFactory {
     if (m.latency_port >= 0 && !probe_latency(shape, values, latency, error)) return nullptr;
     return std::make_unique<Lv2Processor>(st_, shape.max_frames, per_channel, std::move(insts), latency);
   }
-  // The latency port's value after a few cycles of silence on an instance of its own, so that
-  // the probe leaves the processing instances untouched (a plugin may report a new latency
-  // one cycle after it takes effect, as x42 nodelay does).
+  // The latency port's value, on an instance of its own.
   bool probe_latency(const HostedShape& shape, const std::vector<float>& values, std::uint32_t& latency,
                      std::string& error) const {
     Lv2Instance probe(st_, shape, values);
     if (!probe.open(shape.rate, error)) return false;
-    std::vector<float> zeros(static_cast<std::size_t>(shape.max_frames), 0.0f);
-    std::vector<float*> in(st_->model.audio_in.size(), zeros.data());
-    const HostedPhase phase("latency", st_->model.label.c_str());
-    const RunScope scope;
-    for (int i = 0; i < kProbeCycles; ++i) probe.run(in.data(), shape.max_frames);
-    const float v = probe.value(static_cast<std::size_t>(st_->model.latency_port));
-    latency = std::isfinite(v) && v > 0 ? static_cast<std::uint32_t>(std::lround(v)) : 0;
+    latency = chunkscope::probe_latency<RunScope>(probe, st_->model.audio_in.size(), shape.max_frames,
+                                                  static_cast<std::size_t>(st_->model.latency_port), st_->model.label);
     return true;
   }
-  static constexpr int kProbeCycles = 4;
 
   // The start values at `rate`: sample-rate ports' defaults scaled, their given values checked.
   bool values_at(double rate, std::vector<float>& values, std::string& error) const {

@@ -106,7 +106,7 @@ void describe_backend(Workload& w, const Backend& backend, const BackendChoice& 
 // step (its slice would repeat the process slice).
 std::vector<std::string> step_names(const RunReport& report) {
   std::vector<std::string> names;
-  if (report.steps.size() < 2 && (report.steps.empty() || !report.steps[0].hosted())) return names;
+  if (!report.has_step_rows()) return names;
   for (const auto& st : report.steps) names.push_back(st.label);
   return names;
 }

@@ -87,10 +87,6 @@ void compress_whole(std::vector<float>& x, const char* ratio) {
   dlclose(h);
 }
 
-const nlohmann::json& step_of(const nlohmann::json& report, int index) {
-  return report.at("steps").at("list").at(static_cast<std::size_t>(index - 1));
-}
-
 }  // namespace
 
 TEST_CASE("hosted: so: takes the trailing identifier=value fields as parameters, the rest as the path") {
@@ -139,17 +135,17 @@ TEST_CASE("hosted: a chain with the compressor replays the bundled file; its out
   const std::uint64_t counted = j.at("counts").at("counted").get<std::uint64_t>();
   for (int s = 1; s <= 3; ++s) {
     CAPTURE(s);
-    CHECK(step_of(j, s).at("wall").at("count").get<std::uint64_t>() == counted);
-    CHECK(step_of(j, s).at("wall").at("p50").get<std::int64_t>() > 0);
+    CHECK(testutil::report_step(j, s).at("wall").at("count").get<std::uint64_t>() == counted);
+    CHECK(testutil::report_step(j, s).at("wall").at("p50").get<std::int64_t>() > 0);
   }
-  CHECK(step_of(j, 2).at("kind") == "hosted");
-  CHECK(step_of(j, 2).at("label") == "so:libcompressor_stage.so");
-  CHECK(step_of(j, 2).at("cpu").at("count").get<std::uint64_t>() > 0);
-  CHECK(step_of(j, 2).at("audit").at("calls").get<std::uint64_t>() == 1875);
-  CHECK(step_of(j, 2).at("audit").at("realtime_safe") == true);
+  CHECK(testutil::report_step(j, 2).at("kind") == "hosted");
+  CHECK(testutil::report_step(j, 2).at("label") == "so:libcompressor_stage.so");
+  CHECK(testutil::report_step(j, 2).at("cpu").at("count").get<std::uint64_t>() > 0);
+  CHECK(testutil::report_step(j, 2).at("audit").at("calls").get<std::uint64_t>() == 1875);
+  CHECK(testutil::report_step(j, 2).at("audit").at("realtime_safe") == true);
   // the steps' means fit inside process's mean: what is left is the engine's (conversions)
   double sum = 0;
-  for (int s = 1; s <= 3; ++s) sum += step_of(j, s).at("wall").at("mean").get<double>();
+  for (int s = 1; s <= 3; ++s) sum += testutil::report_step(j, s).at("wall").at("mean").get<double>();
   CHECK(sum <= j.at("stages").at("process").at("mean").get<double>());
   // the saved report reads back into the same steps
   const RunReport back = run_report_from_json(j);
@@ -169,7 +165,7 @@ TEST_CASE("hosted: the audit counts exactly what the bad stage did, and each is 
   const auto r = testutil::run_cli(args);
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   const auto j = testutil::load_json(td.file("r.json"));
-  const auto& a = step_of(j, 2).at("audit");
+  const auto& a = testutil::report_step(j, 2).at("audit");
   CHECK(a.at("calls") == 1875);
   if (alloc_audit::interposer_active()) {
     CHECK(a.at("allocations") == 187);
@@ -183,7 +179,7 @@ TEST_CASE("hosted: the audit counts exactly what the bad stage did, and each is 
   CHECK(a.at("first_nonfinite_seq") == 5);
   CHECK(a.at("subnormal_samples") == 1);
   CHECK(a.at("realtime_safe") == false);
-  CHECK(step_of(j, 2).at("declared_latency_frames") == 64);
+  CHECK(testutil::report_step(j, 2).at("declared_latency_frames") == 64);
   CHECK(j.at("steps").at("declared_latency_frames") == 64);
   std::vector<std::string> rules;
   for (const auto& f : j.at("diagnosis")) rules.push_back(f.at("rule").get<std::string>());
@@ -204,13 +200,13 @@ TEST_CASE("hosted: a clean stage gives a clean audit and no finding; --fail-on-u
                                     td.file("r.json"), "-q", "--fail-on-unsafe"});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   const auto j = testutil::load_json(td.file("r.json"));
-  const auto& a = step_of(j, 2).at("audit");
+  const auto& a = testutil::report_step(j, 2).at("audit");
   for (const char* k : {"allocations", "frees", "blocking_calls", "nonfinite_samples", "subnormal_samples"}) {
     CAPTURE(k);
     CHECK(a.at(k) == 0);
   }
   CHECK(a.at("realtime_safe") == true);
-  CHECK(step_of(j, 2).at("converted_from_f64") == true);
+  CHECK(testutil::report_step(j, 2).at("converted_from_f64") == true);
   for (const auto& f : j.at("diagnosis")) CHECK(f.at("rule").get<std::string>().rfind("hosted_", 0) != 0);
 }
 
@@ -223,7 +219,7 @@ TEST_CASE("hosted: a miss owned by the chain names the step that took the time")
   const auto j = testutil::load_json(td.file("r.json"));
   REQUIRE(j.at("counts").at("misses").get<int>() > 0);
   for (const auto& m : j.at("counts").at("miss_list")) CHECK(m.at("step") == 2);
-  CHECK(step_of(j, 2).at("misses").get<int>() == j.at("counts").at("misses").get<int>());
+  CHECK(testutil::report_step(j, 2).at("misses").get<int>() == j.at("counts").at("misses").get<int>());
   CHECK(j.at("verdict").at("text").get<std::string>().find("step 2, spin:8ms, took") != std::string::npos);
 }
 
@@ -400,6 +396,6 @@ TEST_CASE("hosted: a step that waits on a lock owns the misses it causes (the ch
   REQUIRE(j.at("counts").at("misses").get<int>() > 0);
   CHECK(j.at("verdict").at("owner") == "chain");
   CHECK(j.at("counts").at("miss_owner").at("chain").get<int>() > j.at("counts").at("miss_owner").at("platform").get<int>());
-  CHECK(step_of(j, 2).at("audit").at("blocking_calls") == step_of(j, 2).at("audit").at("calls"));
-  CHECK(step_of(j, 2).at("misses").get<int>() > 0);
+  CHECK(testutil::report_step(j, 2).at("audit").at("blocking_calls") == testutil::report_step(j, 2).at("audit").at("calls"));
+  CHECK(testutil::report_step(j, 2).at("misses").get<int>() > 0);
 }

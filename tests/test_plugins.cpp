@@ -68,10 +68,6 @@ std::vector<float> write_mono(const std::string& path, double scale, int format)
   return mono;
 }
 
-const nlohmann::json& step_of(const nlohmann::json& report, int index) {
-  return report.at("steps").at("list").at(static_cast<std::size_t>(index - 1));
-}
-
 }  // namespace
 
 TEST_CASE("plugins: lv2: keeps the URI's colons, ladspa: splits library and label, both take key=value controls") {
@@ -109,7 +105,7 @@ TEST_CASE("plugins: an LV2 EQ between built-in filters replays the bundled file:
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   const auto j = testutil::load_json(td.file("r.json"));
   REQUIRE(j.at("steps").at("list").size() == 3);
-  const auto& s = step_of(j, 2);
+  const auto& s = testutil::report_step(j, 2);
   CHECK(s.at("kind") == "hosted");
   CHECK(s.at("label") == "lv2:fil4#stereo");
   CHECK(s.at("wall").at("count") == j.at("counts").at("counted"));
@@ -201,13 +197,13 @@ TEST_CASE("plugins: a worker plugin runs and declares its latency; a latency por
                               td.file("w.json"), "-q"});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   auto j = testutil::load_json(td.file("w.json"));
-  CHECK(step_of(j, 1).at("declared_latency_frames") == 64);
-  CHECK(step_of(j, 1).at("audit").at("nonfinite_samples") == 0);
+  CHECK(testutil::report_step(j, 1).at("declared_latency_frames") == 64);
+  CHECK(testutil::report_step(j, 1).at("audit").at("nonfinite_samples") == 0);
   r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "lp:9k | lv2:artificialLatency:delay=10", "--json",
                          td.file("l.json"), "-q"});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   j = testutil::load_json(td.file("l.json"));
-  CHECK(step_of(j, 2).at("declared_latency_frames") == 480);  // 10 ms at 48 kHz
+  CHECK(testutil::report_step(j, 2).at("declared_latency_frames") == 480);  // 10 ms at 48 kHz
   CHECK(j.at("steps").at("declared_latency_frames") == 480);
 }
 
@@ -283,8 +279,8 @@ TEST_CASE("plugins: a decaying tail after a burst: subnormal output without --ft
   CHECK(off.at("workload").at("run_mode").at("ftz") == false);
   CHECK(on.at("workload").at("run_mode").at("ftz") == true);
   // ladspa-sdk's one-pole lowpass decays through the subnormal range on the silent tail unless flushed
-  CHECK(step_of(off, 1).at("audit").at("subnormal_samples").get<std::uint64_t>() > 0);
-  CHECK(step_of(on, 1).at("audit").at("subnormal_samples") == 0);
+  CHECK(testutil::report_step(off, 1).at("audit").at("subnormal_samples").get<std::uint64_t>() > 0);
+  CHECK(testutil::report_step(on, 1).at("audit").at("subnormal_samples") == 0);
   bool finding = false;
   for (const auto& f : off.at("diagnosis")) finding = finding || f.at("rule") == "hosted_subnormal";
   CHECK(finding);

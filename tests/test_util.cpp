@@ -340,4 +340,8 @@ std::string url_encode(const std::string& s) {
   return enc;
 }
 
+const nlohmann::json& report_step(const nlohmann::json& report, int index) {
+  return report.at("steps").at("list").at(static_cast<std::size_t>(index - 1));
+}
+
 }  // namespace testutil

@@ -60,6 +60,8 @@ std::string source_dir();
 std::string bin_path();
 /// Parses a JSON file (a failed REQUIRE when it cannot be read).
 nlohmann::json load_json(const std::string& path);
+/// Planned step `index` (1-based) of a run report's `steps` list.
+const nlohmann::json& report_step(const nlohmann::json& report, int index);
 std::string slurp(const std::string& path);
 
 /// An HTTP reply: status (0 when nothing answered), headers by lower-case name, body.

@@ -138,33 +138,26 @@ extern "C" void on_fault(int sig) {
   const HostedWhere& where = hosted_where();
   const int step = where.step.load(std::memory_order_relaxed);
   const char* phase = where.phase.load(std::memory_order_relaxed);
-  if (step == 0 && phase) {  // in hosted code, outside the stream: loading, create, destroy
+  if (step > 0 || phase) {  // in hosted code: in the stream's process(), or loading, create, destroy
     char line[512];
     std::size_t n = 0;
+    const char* label = where.label.load(std::memory_order_relaxed);
     put(line, sizeof line, &n, "chunkscope: ");
-    const char* label = where.label.load(std::memory_order_relaxed);
+    if (step > 0) {
+      put(line, sizeof line, &n, "step ");
+      put_u64(line, sizeof line, &n, static_cast<std::uint64_t>(step));
+      put(line, sizeof line, &n, ", ");
+    }
     put(line, sizeof line, &n, label ? label : "hosted code");
-    put(line, sizeof line, &n, " crashed with ");
+    put(line, sizeof line, &n, step > 0 ? ", crashed with " : " crashed with ");
     put(line, sizeof line, &n, fault_words(sig));
-    put(line, sizeof line, &n, " in ");
-    put(line, sizeof line, &n, phase);
-    put(line, sizeof line, &n, "; no report written, outputs not yet complete removed\n");
-    write_stderr(line);
-    remove_temporary_outputs();
-    _exit(kExitStageCrash);
-  }
-  if (step > 0) {
-    char line[512];
-    std::size_t n = 0;
-    put(line, sizeof line, &n, "chunkscope: step ");
-    put_u64(line, sizeof line, &n, static_cast<std::uint64_t>(step));
-    put(line, sizeof line, &n, ", ");
-    const char* label = where.label.load(std::memory_order_relaxed);
-    put(line, sizeof line, &n, label ? label : "hosted code");
-    put(line, sizeof line, &n, ", crashed with ");
-    put(line, sizeof line, &n, fault_words(sig));
-    put(line, sizeof line, &n, " while processing chunk ");
-    put_u64(line, sizeof line, &n, where.chunk.load(std::memory_order_relaxed));
+    if (step > 0) {
+      put(line, sizeof line, &n, " while processing chunk ");
+      put_u64(line, sizeof line, &n, where.chunk.load(std::memory_order_relaxed));
+    } else {
+      put(line, sizeof line, &n, " in ");
+      put(line, sizeof line, &n, phase);
+    }
     put(line, sizeof line, &n, "; no report written, outputs not yet complete removed\n");
     write_stderr(line);
     remove_temporary_outputs();

@@ -127,7 +127,7 @@ std::vector<Row> pct_rows(const RunReport& r) {
       for (int k = 0; k < kPartCount; ++k)
         if (const auto& h = r.part(static_cast<Part>(k)); h && h->has_data())
           rows.push_back({part_key(static_cast<Part>(k)), kPartColors[k], &*h});
-    if (st == Stage::process && has_step_rows(r))
+    if (st == Stage::process && r.has_step_rows())
       for (const auto& step : r.steps)
         if (step.wall.has_data()) rows.push_back({fmt::format("step {}", step.index), "#7a7a9a", &step.wall});
   }

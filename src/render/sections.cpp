@@ -127,7 +127,7 @@ std::string stage_table(const RunReport& r) {
   }
   for (int i = 0; i < kPartCount; ++i)
     if (const auto& h = r.part(static_cast<Part>(i))) s += hist_row(std::string("  ") + part_key(static_cast<Part>(i)), *h);
-  if (has_step_rows(r))
+  if (r.has_step_rows())
     for (const auto& st : r.steps) s += hist_row(fmt::format("  step {} {}", st.index, st.label), st.wall);
   s += hist_row("end-to-end", r.latency);
   s += hist_row("overhead", r.engine_overhead);
@@ -139,10 +139,9 @@ std::string stage_table(const RunReport& r) {
   return s;
 }
 
-bool has_step_rows(const RunReport& r) { return r.steps.size() > 1 || (!r.steps.empty() && r.steps[0].hosted()); }
 
 std::string steps_section(const RunReport& r) {
-  if (!has_step_rows(r)) return "";
+  if (!r.has_step_rows()) return "";
   std::string s =
       "<h2>Steps inside process</h2><table><tr><th>step</th><th>kind</th><th>runs</th><th class=\"n\">share</th>"
       "<th class=\"n\">wall p50</th><th class=\"n\">wall p99</th><th class=\"n\">CPU p50</th><th class=\"n\">CPU p99</th>"

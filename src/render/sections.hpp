@@ -27,8 +27,6 @@ std::string workload_section(const RunReport& r);
 /// Count, min, percentiles, max and mean of every stage, part, the end-to-end latency,
 /// the engine overhead and the output period.
 std::string stage_table(const RunReport& r);
-/// True when the report's steps get rows of their own (more than one step, or a hosted one).
-bool has_step_rows(const RunReport& r);
 /// The planned steps inside process: share, wall and CPU time, misses, the hosted steps'
 /// audit ("" without step rows).
 std::string steps_section(const RunReport& r);

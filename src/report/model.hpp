@@ -427,6 +427,9 @@ struct RunReport {
   std::vector<Finding> diagnosis;
 
   bool complete() const noexcept { return state == RunState::complete; }
+  /// The steps get rows of their own (terminal, page, trace): more than one step, or a hosted
+  /// one; a single built-in step would repeat the process row.
+  bool has_step_rows() const noexcept { return steps.size() > 1 || (!steps.empty() && steps[0].hosted()); }
   /// A hosted step's audit found code that is not real-time safe (heap calls, blocking) or
   /// NaN/Inf output: what --fail-on-unsafe fails on.
   bool unsafe_code() const noexcept {

@@ -224,12 +224,6 @@ bool budget_broken(const RunReport& r) {
 
 namespace {
 
-// The planned steps' rows under process, when there is more than the one step process is.
-bool show_steps(const RunReport& r) {
-  if (r.steps.size() > 1) return true;
-  return !r.steps.empty() && r.steps[0].hosted();
-}
-
 std::string audit_words(const StepAudit& a) {
   const std::string allocs = a.allocations_counted ? fmt::format("{} allocation(s), {} free(s)", a.allocations, a.frees)
                                                    : std::string("allocations not counted (sanitizer build)");
@@ -241,7 +235,7 @@ std::string audit_words(const StepAudit& a) {
 }
 
 void step_lines(std::vector<std::string>& out, const RunReport& r) {
-  if (!show_steps(r)) return;
+  if (!r.has_step_rows()) return;
   for (const auto& st : r.steps) {
     std::string l = st.wall.has_data()
                         ? fmt::format("step {:<5} {} {}: {:.0f}% of process", st.index, st.kind, st.label, st.share * 100)
@@ -300,7 +294,7 @@ void print_report(std::ostream& os, const RunReport& r) {
       line(hist_row("  wake", *r.source_wake));
       line(hist_row("  read", *r.source_read));
     }
-    if (s == static_cast<int>(Stage::process) && show_steps(r))
+    if (s == static_cast<int>(Stage::process) && r.has_step_rows())
       for (const auto& st : r.steps) line(hist_row(fmt::format("  step {}", st.index), st.wall));
   }
   for (int p = 0; p < kPartCount; ++p)
@@ -311,7 +305,7 @@ void print_report(std::ostream& os, const RunReport& r) {
   line(hist_row("period", r.cadence.period));
   line("");
   step_lines(out, r);
-  if (show_steps(r)) line("");
+  if (r.has_step_rows()) line("");
   line(fmt::format("headline   {}", r.verdict.text));
   if (r.headroom)
     line(fmt::format("headroom   p95 {}, p99 {}, max {}", fmt_time(double(r.headroom->p95)), fmt_time(double(r.headroom->p99)),
