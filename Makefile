@@ -11,7 +11,7 @@ CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CS        := $(BUILD)/chunkscope
 
-.PHONY: all deps configure build demo test test-asan test-tsan bench bench-hosted bench-plugins bench-memory bench-modes bench-scipy bench-streams fuzz test-stress clean
+.PHONY: all deps configure build demo test test-asan test-tsan bench bench-hosted bench-probe bench-plugins bench-memory bench-modes bench-scipy bench-streams fuzz test-stress clean
 
 all: build
 
@@ -95,6 +95,10 @@ bench-plugins: build
 
 bench-hosted: build
 	$(BUILD)/tests/bench_hosted $(BUILD)/examples/libcompressor_stage.so $(BUILD)/tests/stages/libclean_stage.so $(HOSTED_ROUNDS)
+
+# What the probe library costs an application's callback per block (include/chunkscope/probe.h).
+bench-probe: build
+	$(BUILD)/tests/bench_probe
 
 # Memory of a long run and of writing its reports (peak against steady RSS); MEM_DURATION
 # of media at --speed max, chunks of 128 frames.

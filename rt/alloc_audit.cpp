@@ -4,20 +4,12 @@
 #include <cstddef>
 #include <unistd.h>
 
-// Sanitizers bring their own allocator, which must see every call first.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CHUNKSCOPE_ALLOC_INTERPOSER 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define CHUNKSCOPE_ALLOC_INTERPOSER 0
-#endif
-#endif
-#if !defined(CHUNKSCOPE_ALLOC_INTERPOSER) && defined(__GLIBC__)
-#define CHUNKSCOPE_ALLOC_INTERPOSER 1
-#endif
-#if !defined(CHUNKSCOPE_ALLOC_INTERPOSER)
-#define CHUNKSCOPE_ALLOC_INTERPOSER 0
-#endif
+// Defined by rt/alloc_interpose.cpp where a binary links the interposer (the chunkscope
+// executable and the test programs; not the probe library, which must leave an
+// application's allocator alone).
+extern "C" {
+extern const bool chunkscope_alloc_interposer_linked __attribute__((weak));
+}
 
 namespace chunkscope::alloc_audit {
 namespace {
@@ -32,7 +24,7 @@ void count_all(bool on) noexcept { g_count_all.store(on, std::memory_order_relax
 
 std::uint64_t all_allocations() noexcept { return g_all.load(std::memory_order_relaxed); }
 
-bool interposer_active() noexcept { return CHUNKSCOPE_ALLOC_INTERPOSER != 0; }
+bool interposer_active() noexcept { return &chunkscope_alloc_interposer_linked != nullptr; }
 
 void arm() noexcept {
   tl_counts = Counts{};
@@ -44,77 +36,14 @@ Counts disarm() noexcept {
   return tl_counts;
 }
 
-/// [no-alloc, no-block]
-static inline void note_alloc() noexcept {
+void note_alloc() noexcept {
   if (tl_armed) ++tl_counts.allocations;
   if (g_count_all.load(std::memory_order_relaxed)) g_all.fetch_add(1, std::memory_order_relaxed);
 }
-/// [no-alloc, no-block]
-static inline void note_free() noexcept {
+
+void note_free() noexcept {
   if (tl_armed) ++tl_counts.frees;
 }
 
 }  // namespace chunkscope::alloc_audit
 
-#if CHUNKSCOPE_ALLOC_INTERPOSER
-// The C library's own entry points, which the definitions below forward to.
-extern "C" {
-void* __libc_malloc(std::size_t n);
-void __libc_free(void* p);
-void* __libc_calloc(std::size_t n, std::size_t size);
-void* __libc_realloc(void* p, std::size_t n);
-void* __libc_memalign(std::size_t align, std::size_t n);
-}
-
-namespace aa = chunkscope::alloc_audit;
-
-extern "C" {
-void* malloc(std::size_t n) noexcept {
-  aa::note_alloc();
-  return __libc_malloc(n);
-}
-void free(void* p) noexcept {
-  if (p) aa::note_free();
-  __libc_free(p);
-}
-void* calloc(std::size_t n, std::size_t size) noexcept {
-  aa::note_alloc();
-  return __libc_calloc(n, size);
-}
-// realloc counts as an allocation (and a free when it had a block), realloc(p, 0) as a free.
-void* realloc(void* p, std::size_t n) noexcept {
-  if (p && n == 0) {
-    aa::note_free();
-  } else {
-    aa::note_alloc();
-    if (p) aa::note_free();
-  }
-  return __libc_realloc(p, n);
-}
-void* reallocarray(void* p, std::size_t n, std::size_t size) noexcept {
-  std::size_t bytes = 0;
-  if (__builtin_mul_overflow(n, size, &bytes)) return nullptr;
-  return realloc(p, bytes);
-}
-void* memalign(std::size_t align, std::size_t n) noexcept {
-  aa::note_alloc();
-  return __libc_memalign(align, n);
-}
-void* aligned_alloc(std::size_t align, std::size_t n) noexcept {
-  aa::note_alloc();
-  return __libc_memalign(align, n);
-}
-int posix_memalign(void** out, std::size_t align, std::size_t n) noexcept {
-  if (align % sizeof(void*) != 0 || (align & (align - 1)) != 0) return 22;  // EINVAL
-  aa::note_alloc();
-  void* p = __libc_memalign(align, n);
-  if (!p) return 12;  // ENOMEM
-  *out = p;
-  return 0;
-}
-void* valloc(std::size_t n) noexcept {
-  aa::note_alloc();
-  return __libc_memalign(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), n);
-}
-}
-#endif

@@ -1,6 +1,6 @@
 #pragma once
 // Counting the heap calls of hosted code. The chunkscope binaries define the malloc family
-// (rt/alloc_audit.cpp), forwarding to the C library's allocator; every call checks one
+// (rt/alloc_interpose.cpp), forwarding to the C library's allocator; every call checks one
 // thread-local flag and, when the calling thread has armed it, counts itself. Only the CPU
 // backend arms it, around a hosted step's process() call: allocations anywhere else are not
 // counted and cost one thread-local load. Sanitizer builds keep their own allocator and
@@ -26,5 +26,11 @@ Counts disarm() noexcept;
 void count_all(bool on) noexcept;
 /// The process-wide total since the first count_all(true). [no-alloc, no-block]
 std::uint64_t all_allocations() noexcept;
+
+/// Called by the interposer (rt/alloc_interpose.cpp) for each allocation and each free of
+/// a non-null block. [no-alloc, no-block]
+void note_alloc() noexcept;
+/// [no-alloc, no-block]
+void note_free() noexcept;
 
 }  // namespace chunkscope::alloc_audit

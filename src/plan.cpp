@@ -68,6 +68,7 @@ std::size_t Plan::first_hosted_stage() const {
 
 std::string PlanStep::label(const std::vector<StageDesign>& all) const {
   if (kind == Kind::hosted && hosted) return hosted->label();
+  if (kind == Kind::section) return name;
   std::string out;
   for (auto i : stages) out += (out.empty() ? "" : " | ") + all[i].spec.text;
   return out;
@@ -78,6 +79,7 @@ const char* PlanStep::kind_name(Kind k) noexcept {
     case Kind::cascade: return "cascade";
     case Kind::spin: return "spin";
     case Kind::sleep: return "sleep";
+    case Kind::section: return "section";
     case Kind::hosted: return "hosted";
   }
   return "?";

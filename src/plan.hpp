@@ -15,14 +15,16 @@
 namespace chunkscope {
 
 struct PlanStep {
-  enum class Kind { cascade, spin, sleep, hosted };
+  // section: a named part of an application's callback that a probe times (include/chunkscope/probe.h)
+  enum class Kind { cascade, spin, sleep, hosted, section };
   Kind kind = Kind::cascade;
   std::vector<Sos> sections;        // cascade: normalised sections, a0 = 1
   std::vector<std::size_t> stages;  // indices into Plan::stages this step covers
   std::int64_t time_ns = 0;         // spin/sleep
   std::uint32_t every = 1;          // spin/sleep: paid by one chunk in `every`
   std::shared_ptr<const HostedFactory> hosted;  // hosted: the code that runs
-  /// How reports name the step: its stages' specs joined by " | ", or a hosted step's label.
+  std::string name;                             // section: its name
+  /// How reports name the step: its stages' specs joined by " | ", a hosted step's label, or a section's name.
   std::string label(const std::vector<StageDesign>& stages) const;
   /// "cascade", "spin", "sleep", "hosted".
   static const char* kind_name(Kind k) noexcept;

@@ -19,6 +19,7 @@
 #include <sndfile.h>
 #include <thread>
 #include "src/plan.hpp"
+#include "chunkscope/probe.h"
 
 namespace {
 std::atomic<long> g_news{0};
@@ -345,4 +346,39 @@ TEST_CASE("the device callback allocates nothing: 10,000 full-duplex callbacks")
 
 TEST_CASE("the device callback processing inline allocates nothing: 10,000 full-duplex callbacks") {
   device_callbacks_allocate_nothing(true);
+}
+
+TEST_CASE("probe: no callback-side call allocates (begin, sections, end, xrun, device latency), nor the reader draining them") {
+  static const char* sections[] = {"dsp", "meter"};
+  chunkscope_probe_config cfg;
+  chunkscope_probe_config_init(&cfg);
+  cfg.rate = 48000;
+  cfg.block_frames = 64;
+  cfg.channels = 2;
+  cfg.sections = sections;
+  cfg.section_count = 2;
+  for (int cpu_time : {0, 1}) {
+    CAPTURE(cpu_time);
+    cfg.cpu_time = cpu_time;
+    chunkscope_probe* p = nullptr;
+    REQUIRE(chunkscope_probe_open(&cfg, &p) == CHUNKSCOPE_PROBE_OK);
+    const long before_n = g_news.load(), before_m = g_mallocs.load();
+    for (int i = 0; i < 20000; ++i) {
+      chunkscope_probe_begin(p, 64);
+      chunkscope_probe_section_begin(p, 0);
+      chunkscope_probe_section_end(p, 0);
+      chunkscope_probe_section_begin(p, 1);
+      chunkscope_probe_section_end(p, 1);
+      if (i % 1000 == 0) {
+        chunkscope_probe_xrun(p);
+        chunkscope_probe_device_latency(p, 64, 128);
+      }
+      chunkscope_probe_end(p);
+    }
+    CHECK(g_news.load() - before_n == 0);
+#if defined(CHUNKSCOPE_COUNT_MALLOC)
+    CHECK(g_mallocs.load() - before_m == 0);
+#endif
+    CHECK(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+  }
 }

@@ -99,6 +99,10 @@ Subject load_subject(const std::string& spec) {
   s.label = spec;
   s.report = load_run_report(spec);
   const ReportWorkload& w = s.report.workload;
+  if (w.command == "probe")
+    bad(s.label, fmt::format("a probe's report (the callback of '{}'): its processing is the application's own code, "
+                             "which stage-bench cannot rebuild",
+                             w.chain));
   if (!w.signature)
     bad(s.label, "no workload.signature: the report predates stage signatures; rerun the stream with this version of "
                  "chunkscope to record one");

@@ -46,12 +46,17 @@ RunStats::MetricRecorders MetricsExporter::recorders(int k) {
 
 void MetricsExporter::attach(int k, const RunStats& stats, const Engine& engine, std::string backend, std::string mode,
                              std::optional<std::int64_t> baseline_wake_p99_ns, std::function<std::uint64_t()> xruns) {
+  attach(k, stats, &engine, std::move(backend), std::move(mode), baseline_wake_p99_ns, std::move(xruns));
+}
+
+void MetricsExporter::attach(int k, const RunStats& stats, const Engine* engine, std::string backend, std::string mode,
+                             std::optional<std::int64_t> baseline_wake_p99_ns, std::function<std::uint64_t()> xruns) {
   if (started_) return;
   Stream& s = *streams_.at(static_cast<std::size_t>(k));
   s.backend = std::move(backend);
   s.mode = std::move(mode);
   s.stats = &stats;
-  s.engine = &engine;
+  s.engine = engine;
   s.xruns = std::move(xruns);
   s.baseline_wake_p99_ns = baseline_wake_p99_ns;
 }
@@ -133,9 +138,11 @@ StreamMetrics MetricsExporter::sample_stream(Stream& s, int index, bool final) {
     m.stalls = s.stats->live_stalls.load(std::memory_order_relaxed);
     m.warmup_chunks = s.stats->live_warmup.load(std::memory_order_relaxed);
   }
-  m.drops = s.engine->live_drops();
-  m.underruns = s.engine->live_underruns();
-  m.queue_depth = final ? 0 : s.engine->live_queue_depth();
+  if (s.engine) {  // a probe's callback has no engine: no drops, underruns or queue
+    m.drops = s.engine->live_drops();
+    m.underruns = s.engine->live_underruns();
+    m.queue_depth = final ? 0 : s.engine->live_queue_depth();
+  }
   if (s.xruns) m.xruns = s.xruns();
   m.running = !final;
   m.headroom_p95_ns = s.headroom_ns;
@@ -156,7 +163,7 @@ void MetricsExporter::sample(bool final) {
   std::vector<StreamMetrics> out;
   if (started_)
     for (std::size_t k = 0; k < streams_.size(); ++k)
-      if (streams_[k]->stats && streams_[k]->engine) out.push_back(sample_stream(*streams_[k], static_cast<int>(k), final));
+      if (streams_[k]->stats) out.push_back(sample_stream(*streams_[k], static_cast<int>(k), final));
   std::lock_guard<std::mutex> lock(snap_mutex_);
   snap_.streams = std::move(out);
 }

@@ -63,6 +63,10 @@ class MetricsExporter {
   /// one. Call for every stream, then start().
   void attach(int k, const RunStats& stats, const Engine& engine, std::string backend, std::string mode,
               std::optional<std::int64_t> baseline_wake_p99_ns, std::function<std::uint64_t()> xruns = {});
+  /// The same for statistics fed without an engine (`engine` null: a probe in an
+  /// application's callback, include/chunkscope/probe.h): no drops, underruns or queue.
+  void attach(int k, const RunStats& stats, const Engine* engine, std::string backend, std::string mode,
+              std::optional<std::int64_t> baseline_wake_p99_ns, std::function<std::uint64_t()> xruns = {});
   /// Starts the sampler thread: from now on the attached streams' samples are served.
   void start();
   /// One stream: attach(0, ...) and start().

@@ -392,6 +392,7 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   r.method.percentiles = "log-linear histogram (HdrHistogram layout), exact min/max/count/mean";
   r.method.relative_error = st.latency.relative_error_bound();
   r.method.latency_from = w.command == "monitor" ? "the device callback's hand-over of the input (the device's clock paces the run)"
+                          : w.command == "probe" ? "the application's callback entry (begin) to its end: the callback's own time"
                           : w.max_speed          ? "hand-over by the source (no schedule at --speed max)"
                                                  : "scheduled arrival t0 + k*D (coordinated omission not hidden)";
   r.timing = {cfg.chunk_ns, cfg.budget_ns, cfg.paced};

@@ -939,6 +939,17 @@ void rule_healthy(Ctx& c) {
                     c.rerun([&](Cmd& x) { x.set("--chunk", fmt_num(std::max(1.0, std::floor(c.chunk_frames / 2)))); })));
 }
 
+// A probe's run is the application's own: a next step that reruns chunkscope becomes the
+// same change, made in the application.
+std::string in_application(const std::string& next) {
+  const auto cmd = next.find("`chunkscope ");
+  if (cmd == std::string::npos) return next;
+  std::string head = next.substr(0, cmd);
+  while (!head.empty() && (head.back() == ' ' || head.back() == ':' || head.back() == ',')) head.pop_back();
+  if (head.empty()) return "";
+  return head + " (in the application: a probe's run is its own, chunkscope cannot rerun it)";
+}
+
 }  // namespace
 
 std::string rerun_command(const RunReport& run_report) { return base_command(run_report).str(); }
@@ -967,6 +978,7 @@ std::vector<Finding> diagnose(const RunReport& r) {
   rule_streams(c);
   rule_hosted_audit(c);
   rule_healthy(c);
+  if (c.command == "probe") for (auto& f : c.out) f.next = in_application(f.next);
   // warnings first, keeping the rule order inside each severity
   std::stable_sort(c.out.begin(), c.out.end(),
                    [](const Finding& a, const Finding& b) { return static_cast<int>(a.severity) < static_cast<int>(b.severity); });

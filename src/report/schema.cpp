@@ -1334,8 +1334,8 @@ void read_steps(const Node& n, RunReport& r) {
     st.index = e.req_i32("index");
     if (st.index != static_cast<int>(i) + 1) e.at("index").fail(fmt::format("{} is not step {}", st.index, i + 1));
     st.kind = e.req_str("kind");
-    if (st.kind != "cascade" && st.kind != "spin" && st.kind != "sleep" && st.kind != "hosted")
-      e.at("kind").fail(fmt::format("'{}' is not a step kind (cascade, spin, sleep or hosted)", st.kind));
+    if (st.kind != "cascade" && st.kind != "spin" && st.kind != "sleep" && st.kind != "hosted" && st.kind != "section")
+      e.at("kind").fail(fmt::format("'{}' is not a step kind (cascade, spin, sleep, hosted or section)", st.kind));
     st.label = e.str("label", "");
     for (auto v : read_ints(e, "stages")) st.stages.push_back(static_cast<int>(v));
     st.wall = req_hist(e, "wall");

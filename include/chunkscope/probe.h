@@ -1,0 +1,155 @@
+/* chunkscope probe: profile the audio callback of your own application.
+ *
+ * Open a probe with the stream's rate, block size and channels before the audio starts;
+ * in the callback mark each block's start and end (and, optionally, named sections inside
+ * it); close it after the audio has stopped to write the run report: the same
+ * chunkscope.report/1 document a chunkscope run writes (workload.command "probe"), which
+ * `chunkscope report`, `cadence`, the HTML page and the .hgrm files read unchanged.
+ *
+ * Calls made from the callback (begin, end, section_begin, section_end, xrun,
+ * device_latency) are [no-alloc, no-block]: wait-free, no lock, no system call beyond the
+ * monotonic clock (vDSO), no I/O. They must all come from one thread at a time (the
+ * callback's); xrun() may come from any thread. A reader thread of the probe drains the
+ * block records into the statistics; open() starts it, close() joins it.
+ *
+ * Link: pkg-config chunkscope-probe, or CMake find_package(chunkscope) and the target
+ * chunkscope::probe. docs/profiler.md, "Profiling your own application".
+ */
+#ifndef CHUNKSCOPE_PROBE_H
+#define CHUNKSCOPE_PROBE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define CHUNKSCOPE_PROBE_API __attribute__((visibility("default")))
+#else
+#define CHUNKSCOPE_PROBE_API
+#endif
+
+#define CHUNKSCOPE_PROBE_MAX_SECTIONS 16
+
+/* Results of open() and close(): the chunkscope command's exit codes. */
+#define CHUNKSCOPE_PROBE_OK 0
+#define CHUNKSCOPE_PROBE_BAD_CONFIG 2 /* a configuration value is wrong (the message names it) */
+#define CHUNKSCOPE_PROBE_FAILED 3     /* a report could not be written, the server could not listen */
+
+typedef struct chunkscope_probe chunkscope_probe;
+
+typedef struct chunkscope_probe_config {
+  uint32_t size;             /* sizeof(chunkscope_probe_config); set by chunkscope_probe_config_init */
+  const char* name;          /* the application, as the report names the run (default "app") */
+  double rate;               /* frames per second of the stream */
+  int block_frames;          /* frames per callback: the period whose duration D is the deadline */
+  int channels;              /* channels the callback processes */
+  const char* margin;        /* kept back from D for transport: "20%" or "1.5ms" (default "20%") */
+  const char* const* sections; /* names of the sections timed inside a block (steps of the report) */
+  int section_count;         /* 0 .. CHUNKSCOPE_PROBE_MAX_SECTIONS */
+  const char* json_path;     /* the report's JSON file, written by close() (NULL: none) */
+  const char* report_dir;    /* report.json, report.html and hgrm/ written here by close() (NULL: none) */
+  const char* metrics_listen; /* "ADDR:PORT": live Prometheus metrics while the probe is open (NULL: none) */
+  int64_t warmup_blocks;     /* the first blocks, reported apart (default 10, as the CLI's --warmup) */
+  double baseline_seconds;   /* open() measures the platform's wake-up and hand-off for this long (default 0: none) */
+  int cpu_time;              /* 1: also read the callback thread's CPU time per block, so that time
+                                descheduled is blamed on the platform (two more clock reads per block) */
+  int ring_blocks;           /* block records the callback can get ahead of the reader (default: 2 s of blocks, at least 1024) */
+} chunkscope_probe_config;
+
+/* Fills `config` with the defaults (rate, block_frames and channels 0: they must be set). */
+CHUNKSCOPE_PROBE_API void chunkscope_probe_config_init(chunkscope_probe_config* config);
+
+/* Checks the configuration, measures the baseline when asked, starts the metrics server
+ * when asked and the reader thread. CHUNKSCOPE_PROBE_OK and *out set, or an error code with
+ * *out NULL and the reason in chunkscope_probe_last_error(). Not from the callback. */
+CHUNKSCOPE_PROBE_API int chunkscope_probe_open(const chunkscope_probe_config* config, chunkscope_probe** out);
+
+/* The calling thread's last open() or close() failure, one line ("" when none). */
+CHUNKSCOPE_PROBE_API const char* chunkscope_probe_last_error(void);
+
+/* A block starts: `frames` frames (the configured block size, or fewer for a short block).
+ * [no-alloc, no-block] */
+CHUNKSCOPE_PROBE_API void chunkscope_probe_begin(chunkscope_probe* probe, int frames);
+/* The block is done: its record goes to the reader. [no-alloc, no-block] */
+CHUNKSCOPE_PROBE_API void chunkscope_probe_end(chunkscope_probe* probe);
+/* Section `index` (0-based, as configured) starts or ends inside the current block; a
+ * section entered several times in one block adds up. [no-alloc, no-block] */
+CHUNKSCOPE_PROBE_API void chunkscope_probe_section_begin(chunkscope_probe* probe, int index);
+CHUNKSCOPE_PROBE_API void chunkscope_probe_section_end(chunkscope_probe* probe, int index);
+/* The device or server reported an xrun (e.g. JACK's xrun callback). Any thread.
+ * [no-alloc, no-block] */
+CHUNKSCOPE_PROBE_API void chunkscope_probe_xrun(chunkscope_probe* probe);
+/* The latency the device or server reports, in frames (kept for the report). [no-alloc, no-block] */
+CHUNKSCOPE_PROBE_API void chunkscope_probe_device_latency(chunkscope_probe* probe, int input_frames, int output_frames);
+
+/* After the last callback: joins the reader, writes the reports asked for, stops the
+ * metrics server and frees the probe (also when it fails). CHUNKSCOPE_PROBE_OK, or
+ * CHUNKSCOPE_PROBE_FAILED with the reason in chunkscope_probe_last_error(). */
+CHUNKSCOPE_PROBE_API int chunkscope_probe_close(chunkscope_probe* probe);
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+#include <stdexcept>
+#include <string>
+
+namespace chunkscope {
+
+/* A probe that closes itself. Probe p(cfg); in the callback: auto b = p.block(frames);
+ * { auto s = p.section(0); ... }. Construction throws std::runtime_error with the reason. */
+class Probe {
+ public:
+  explicit Probe(const chunkscope_probe_config& config) {
+    if (chunkscope_probe_open(&config, &p_) != CHUNKSCOPE_PROBE_OK) throw std::runtime_error(chunkscope_probe_last_error());
+  }
+  ~Probe() {
+    if (p_) chunkscope_probe_close(p_);
+  }
+  Probe(const Probe&) = delete;
+  Probe& operator=(const Probe&) = delete;
+  /* Writes the reports now; throws std::runtime_error when they could not be written. */
+  void close() {
+    chunkscope_probe* p = p_;
+    p_ = nullptr;
+    if (p && chunkscope_probe_close(p) != CHUNKSCOPE_PROBE_OK) throw std::runtime_error(chunkscope_probe_last_error());
+  }
+
+  class Block {
+   public:
+    Block(chunkscope_probe* p, int frames) noexcept : p_(p) { chunkscope_probe_begin(p_, frames); }
+    ~Block() { chunkscope_probe_end(p_); }
+    Block(const Block&) = delete;
+    Block& operator=(const Block&) = delete;
+
+   private:
+    chunkscope_probe* p_;
+  };
+  class Section {
+   public:
+    Section(chunkscope_probe* p, int index) noexcept : p_(p), i_(index) { chunkscope_probe_section_begin(p_, i_); }
+    ~Section() { chunkscope_probe_section_end(p_, i_); }
+    Section(const Section&) = delete;
+    Section& operator=(const Section&) = delete;
+
+   private:
+    chunkscope_probe* p_;
+    int i_;
+  };
+  /* [no-alloc, no-block] */
+  Block block(int frames) noexcept { return Block(p_, frames); }
+  /* [no-alloc, no-block] */
+  Section section(int index) noexcept { return Section(p_, index); }
+  /* [no-alloc, no-block] */
+  void xrun() noexcept { chunkscope_probe_xrun(p_); }
+  chunkscope_probe* get() const noexcept { return p_; }
+
+ private:
+  chunkscope_probe* p_ = nullptr;
+};
+
+}  // namespace chunkscope
+#endif /* __cplusplus */
+
+#endif /* CHUNKSCOPE_PROBE_H */

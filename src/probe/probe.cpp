@@ -1,0 +1,477 @@
+// The probe library (include/chunkscope/probe.h): an application's callback, measured as a
+// run.
+//
+// Design: the callback side writes each block's record straight into a slot of a
+// preallocated single-producer/single-consumer ring (begin() claims the slot, section
+// calls add into it, end() stamps it and publishes it with one release store); nothing
+// else happens there. A reader thread drains the ring every few milliseconds into the
+// same RunStats a chunkscope run feeds from its sink thread, so the live metrics, the
+// report, the verdict and the diagnosis are the CLI's own. A block is one chunk whose
+// stages all collapse into processing: it is scheduled, starts and is handed over at the
+// callback's entry, and is emitted at its end; its latency is the callback's own time,
+// against the deadline D - margin. A full ring loses the block's record (counted; the
+// report is then marked incomplete) rather than wait.
+#include "chunkscope/probe.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+#include "rt/clock.hpp"
+#include "rt/run_stats.hpp"
+#include "src/environment.hpp"
+#include "src/errors.hpp"
+#include "src/io/output_file.hpp"
+#include "src/metrics/exporter.hpp"
+#include "src/options.hpp"
+#include "src/platform.hpp"
+#include "src/render/html.hpp"
+#include "src/report/build.hpp"
+#include "src/report/schema.hpp"
+#include "src/report/trace.hpp"
+#include "src/stream_session.hpp"
+
+namespace chunkscope::probe {
+namespace {
+
+thread_local std::string t_error;  // the calling thread's last open()/close() failure
+
+// A configuration, checked and resolved.
+struct Settings {
+  std::string name = "app";
+  double rate = 0;
+  int block = 0, channels = 0;
+  std::string margin_text;
+  std::int64_t chunk_ns = 0, margin_ns = 0, budget_ns = 0;
+  std::vector<std::string> sections;
+  std::string json, dir, listen;
+  std::uint64_t warmup = 0;
+  double baseline_s = 0;
+  bool cpu_time = false;
+  std::size_t ring = 0;  // a power of two
+};
+
+std::string text_of(const char* s, const char* fallback) { return s && *s ? std::string(s) : std::string(fallback); }
+
+void need(bool ok, const char* field, const std::string& what) {
+  if (!ok) throw InputError(fmt::format("chunkscope_probe_config.{}: {}", field, what));
+}
+
+std::size_t ring_size(const chunkscope_probe_config& c, double rate, int block) {
+  const double two_seconds = 2 * rate / block;
+  const double want = c.ring_blocks > 0 ? c.ring_blocks : std::max(1024.0, two_seconds);
+  std::size_t n = 1;
+  while (static_cast<double>(n) < want && n < (std::size_t{1} << 24)) n <<= 1;
+  return n;
+}
+
+void check_sections(const chunkscope_probe_config& c, Settings& s) {
+  need(c.section_count >= 0 && c.section_count <= CHUNKSCOPE_PROBE_MAX_SECTIONS, "section_count",
+       fmt::format("{} is not 0 to {}", c.section_count, CHUNKSCOPE_PROBE_MAX_SECTIONS));
+  need(c.section_count == 0 || c.sections, "sections", "NULL with a section_count above 0");
+  for (int i = 0; i < c.section_count; ++i) {
+    const std::string n = text_of(c.sections[i], "");
+    need(!n.empty(), "sections", fmt::format("section {} has no name", i));
+    need(std::find(s.sections.begin(), s.sections.end(), n) == s.sections.end(), "sections",
+         fmt::format("'{}' is named twice", n));
+    s.sections.push_back(n);
+  }
+}
+
+void check_outputs(Settings& s) {
+  if (!s.json.empty()) check_output_path(s.json, fmt::format("chunkscope_probe_config.json_path '{}'", s.json));
+  if (!s.dir.empty()) check_output_folder(s.dir, fmt::format("chunkscope_probe_config.report_dir '{}'", s.dir));
+  if (!s.listen.empty()) (void)metrics::parse_listen_address(s.listen, "chunkscope_probe_config.metrics_listen");
+}
+
+Settings check_config(const chunkscope_probe_config* c) {
+  need(c != nullptr, "size", "the configuration is NULL");
+  need(c->size >= sizeof(chunkscope_probe_config), "size",
+       fmt::format("{} bytes, this library's configuration has {}: call chunkscope_probe_config_init", c->size,
+                   sizeof(chunkscope_probe_config)));
+  Settings s;
+  s.name = text_of(c->name, "app");
+  need(std::isfinite(c->rate) && c->rate >= 1000 && c->rate <= 1536000, "rate", fmt::format("{} is not 1000 to 1536000 Hz", c->rate));
+  need(c->block_frames >= 1 && c->block_frames <= 1 << 20, "block_frames", fmt::format("{} is not 1 to 1048576", c->block_frames));
+  need(c->channels >= 1 && c->channels <= 1024, "channels", fmt::format("{} is not 1 to 1024", c->channels));
+  need(c->warmup_blocks >= 0, "warmup_blocks", fmt::format("{} is negative", c->warmup_blocks));
+  need(std::isfinite(c->baseline_seconds) && c->baseline_seconds >= 0 && c->baseline_seconds <= 60, "baseline_seconds",
+       fmt::format("{} is not 0 to 60", c->baseline_seconds));
+  need(c->ring_blocks >= 0, "ring_blocks", fmt::format("{} is negative", c->ring_blocks));
+  s.rate = c->rate;
+  s.block = c->block_frames;
+  s.channels = c->channels;
+  s.chunk_ns = static_cast<std::int64_t>(std::llround(1e9 * s.block / s.rate));
+  s.margin_text = text_of(c->margin, StreamOptions{}.margin.c_str());
+  try {
+    s.margin_ns = parse_margin_ns(s.margin_text, s.chunk_ns);
+  } catch (const InputError& e) {
+    need(false, "margin", e.what());
+  }
+  s.budget_ns = s.chunk_ns - s.margin_ns;
+  check_sections(*c, s);
+  s.json = text_of(c->json_path, "");
+  s.dir = text_of(c->report_dir, "");
+  s.listen = text_of(c->metrics_listen, "");
+  s.warmup = static_cast<std::uint64_t>(c->warmup_blocks);
+  s.baseline_s = c->baseline_seconds;
+  s.cpu_time = c->cpu_time != 0;
+  s.ring = ring_size(*c, s.rate, s.block);
+  check_outputs(s);
+  return s;
+}
+
+RunStatsConfig stats_config(const Settings& s) {
+  RunStatsConfig sc;
+  sc.chunk_ns = s.chunk_ns;
+  sc.budget_ns = s.budget_ns;
+  sc.dry_after_ns = s.budget_ns + s.margin_ns;
+  sc.paced = true;
+  sc.warmup = s.warmup;
+  sc.media_ns_per_frame = 1e9 / s.rate;
+  sc.steps = static_cast<int>(s.sections.size());
+  sc.series_capacity = StreamOptions{}.series_limit;
+  return sc;
+}
+
+/// True when the calling thread flushes subnormals (x86 FTZ and DAZ). [no-alloc, no-block]
+bool thread_flushes_denormals() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  return (_mm_getcsr() & 0x8040u) == 0x8040u;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+}  // namespace chunkscope::probe
+
+using namespace chunkscope;
+
+struct chunkscope_probe {
+  probe::Settings s;
+  std::vector<ChunkRecord> ring;
+  std::uint64_t mask = 0;
+  alignas(64) std::atomic<std::uint64_t> head{0};  // records published by the callback
+  alignas(64) std::atomic<std::uint64_t> tail{0};  // records the reader has taken
+  // the callback's own state
+  alignas(64) ChunkRecord scratch{};  // where a block goes when the ring is full
+  ChunkRecord* cur = nullptr;
+  std::uint64_t seq = 0;
+  std::int64_t media = 0, cpu_start = 0;
+  std::array<std::int64_t, CHUNKSCOPE_PROBE_MAX_SECTIONS> sec_start{};
+  // counters any thread may read
+  alignas(64) std::atomic<std::uint64_t> lost{0}, misuse{0}, xruns{0}, blocks{0};
+  std::atomic<int> latency_in{-1}, latency_out{-1};
+  std::atomic<int> ftz{-1};
+  std::atomic<std::int64_t> first_begin{0}, last_end{0};
+  // the reader's
+  RunStats stats;
+  stats::LogHistogram callback_period;
+  std::int64_t prev_begin = 0;
+  std::uint64_t prev_seq = 0;
+  std::thread reader;
+  std::atomic<bool> stop{false};
+  std::optional<BaselineResult> baseline;
+  std::optional<ProcSnapshot> proc_before;
+  std::unique_ptr<metrics::MetricsExporter> exporter;
+
+  /// Takes every published record into the statistics. [no-alloc, no-block]
+  void drain() noexcept {
+    std::uint64_t t = tail.load(std::memory_order_relaxed);
+    const std::uint64_t h = head.load(std::memory_order_acquire);
+    for (; t != h; ++t) {
+      ChunkRecord& r = ring[t & mask];
+      if (prev_begin != 0 && r.seq == prev_seq + 1) callback_period.record(r.sched - prev_begin);
+      prev_begin = r.sched;
+      prev_seq = r.seq;
+      stats.add(r);
+    }
+    tail.store(t, std::memory_order_release);
+  }
+  void read_loop() {
+    const auto nap = std::chrono::nanoseconds(std::clamp<std::int64_t>(s.chunk_ns / 2, 500'000, 5'000'000));
+    while (!stop.load(std::memory_order_acquire)) {
+      drain();
+      std::this_thread::sleep_for(nap);
+    }
+    drain();
+  }
+};
+
+namespace chunkscope::probe {
+namespace {
+
+std::unique_ptr<chunkscope_probe> make_probe(Settings s) {
+  auto p = std::make_unique<chunkscope_probe>();
+  p->s = std::move(s);
+  p->ring.assign(p->s.ring, ChunkRecord{});
+  p->mask = p->s.ring - 1;
+  p->stats.prepare(stats_config(p->s));
+  return p;
+}
+
+void start_metrics(chunkscope_probe& p) {
+  if (p.s.listen.empty()) return;
+  metrics::ExporterConfig ec;
+  ec.listen = metrics::parse_listen_address(p.s.listen, "chunkscope_probe_config.metrics_listen");
+  ec.chain = p.s.name;
+  ec.chunk = p.s.block;
+  ec.rate = p.s.rate;
+  ec.budget_ns = p.s.budget_ns;
+  ec.chunk_ns = p.s.chunk_ns;
+  ec.steps = p.s.sections;
+  p.exporter = std::make_unique<metrics::MetricsExporter>(ec);
+  const auto rec = p.exporter->recorders(0);
+  p.stats.enable_metrics(rec);
+  std::optional<std::int64_t> wake;
+  if (p.baseline && p.baseline->wake.count() > 0) wake = p.baseline->wake.value_at_percentile(99);
+  chunkscope_probe* raw = &p;
+  p.exporter->attach(0, p.stats, nullptr, "app", "callback", wake,
+                     [raw] { return raw->xruns.load(std::memory_order_relaxed); });
+  p.exporter->start();
+}
+
+void measure_before(chunkscope_probe& p) {
+  p.proc_before = read_proc_snapshot();
+  if (p.s.baseline_s <= 0) return;
+  BaselineConfig bc;
+  bc.period_ns = p.s.chunk_ns;
+  bc.duration_ns = static_cast<std::int64_t>(p.s.baseline_s * 1e9);
+  p.baseline = measure_platform(bc);
+}
+
+// The plan a report names: one step per section.
+Plan section_plan(const Settings& s) {
+  Plan plan;
+  plan.rate = s.rate;
+  plan.spec = s.name;
+  for (const auto& n : s.sections) {
+    PlanStep st;
+    st.kind = PlanStep::Kind::section;
+    st.name = n;
+    plan.steps.push_back(std::move(st));
+  }
+  return plan;
+}
+
+Workload probe_workload(const chunkscope_probe& p) {
+  const Settings& s = p.s;
+  Workload w;
+  w.command = "probe";
+  w.source = "callback of " + s.name;
+  w.sink = s.name;
+  w.backend = "app";
+  w.mode = "callback";
+  w.rate = s.rate;
+  w.channels = s.channels;
+  w.chunk_frames = s.block;
+  w.warmup = s.warmup;
+  w.margin_text = s.margin_text;
+  w.margin_ns = s.margin_ns;
+  w.media_seconds = static_cast<double>(p.stats.frames) / s.rate;
+  w.input.kind = InputDesc::Kind::device;
+  w.input.device_name = s.name;
+  w.input.host_api = "probe";
+  w.inline_process = true;
+  w.ftz = p.ftz.load() == 1;
+  w.baseline_before = p.baseline;
+  w.proc_before = p.proc_before;
+  w.proc_after = read_proc_snapshot();
+  return w;
+}
+
+DeviceSection probe_device(const chunkscope_probe& p) {
+  DeviceSection d;
+  d.input = p.s.name;
+  d.host_api = "probe";
+  d.budget_rule = "a block is due before the callback's period ends: D - margin after the callback began";
+  const int in = p.latency_in.load(), out = p.latency_out.load();
+  if (in >= 0) d.reported_input_latency_s = in / p.s.rate;
+  if (out >= 0) d.reported_output_latency_s = out / p.s.rate;
+  d.stream_rate = p.s.rate;
+  d.callbacks = p.blocks.load();
+  d.callback_period = summarize(p.callback_period);
+  d.xruns = p.xruns.load();
+  return d;
+}
+
+RunOutcome probe_outcome(const chunkscope_probe& p) {
+  RunOutcome o;
+  const std::uint64_t lost = p.lost.load(), misuse = p.misuse.load();
+  if (lost > 0)
+    o.reason = fmt::format("{} block record(s) lost: the callback got {} blocks ahead of the probe's reader (raise ring_blocks)",
+                           lost, p.s.ring);
+  if (misuse > 0)
+    o.reason += fmt::format("{}{} probe call(s) out of order ignored (an end without a begin, a begin inside a block, "
+                            "a section index outside 0..{})",
+                            o.reason.empty() ? "" : "; ", misuse, static_cast<int>(p.s.sections.size()) - 1);
+  if (!o.reason.empty()) o.state = RunState::incomplete;
+  return o;
+}
+
+RunReport probe_report(const chunkscope_probe& p) {
+  EngineResult er;
+  er.produced = p.seq;
+  er.start_ns = p.first_begin.load();
+  er.end_ns = p.last_end.load();
+  return build_run_report(probe_workload(p), section_plan(p.s), probe_environment(), p.stats, er, probe_outcome(p),
+                          probe_device(p));
+}
+
+void write_probe_reports(const chunkscope_probe& p, const RunReport& r) {
+  const Settings& s = p.s;
+  if (!s.json.empty()) write_report_file(s.json, r, fmt::format("json_path '{}'", s.json));
+  if (s.dir.empty()) return;
+  const std::string label = fmt::format("report_dir '{}'", s.dir);
+  create_output_folder(s.dir, label);
+  write_report_file(s.dir + "/report.json", r, label);
+  write_text_output(s.dir + "/report.html", render_html(r), label);
+  create_output_folder(s.dir + "/hgrm", label);
+  write_hgrm_files(s.dir + "/hgrm", p.stats);
+}
+
+int fail(int code, const std::string& why) {
+  t_error = one_line(why);
+  return code;
+}
+
+}  // namespace
+}  // namespace chunkscope::probe
+
+// ---------------------------------------------------------------- the C API
+
+extern "C" {
+
+void chunkscope_probe_config_init(chunkscope_probe_config* c) {
+  if (!c) return;
+  std::memset(c, 0, sizeof *c);
+  c->size = sizeof *c;
+  c->warmup_blocks = StreamOptions{}.warmup;
+}
+
+int chunkscope_probe_open(const chunkscope_probe_config* config, chunkscope_probe** out) {
+  using namespace chunkscope::probe;
+  if (out) *out = nullptr;
+  t_error.clear();
+  try {
+    if (!out) throw InputError("chunkscope_probe_open: the out pointer is NULL");
+    auto p = make_probe(check_config(config));
+    measure_before(*p);
+    start_metrics(*p);
+    chunkscope_probe* raw = p.get();
+    p->reader = std::thread([raw] { raw->read_loop(); });
+    *out = p.release();
+    return CHUNKSCOPE_PROBE_OK;
+  } catch (const InputError& e) {
+    return fail(CHUNKSCOPE_PROBE_BAD_CONFIG, e.what());
+  } catch (const std::exception& e) {
+    return fail(CHUNKSCOPE_PROBE_FAILED, e.what());
+  }
+}
+
+const char* chunkscope_probe_last_error(void) { return chunkscope::probe::t_error.c_str(); }
+
+void chunkscope_probe_begin(chunkscope_probe* p, int frames) {
+  const std::int64_t t = now_ns();
+  if (p->cur) {  // a begin inside a block
+    p->misuse.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const std::uint64_t h = p->head.load(std::memory_order_relaxed);
+  if (h - p->tail.load(std::memory_order_acquire) <= p->mask) {
+    p->cur = &p->ring[h & p->mask];
+  } else {
+    p->cur = &p->scratch;
+    p->lost.fetch_add(1, std::memory_order_relaxed);
+  }
+  ChunkRecord& r = *p->cur;
+  std::memset(&r, 0, sizeof r);
+  r.seq = p->seq++;
+  r.media_frame = p->media;
+  r.frames = static_cast<std::uint32_t>(frames > 0 ? frames : 0);
+  if (frames < p->s.block) r.flags = kChunkShort;
+  r.sched = r.woke = r.ready = r.dequeue = r.proc_start = t;
+  r.steps = static_cast<std::uint32_t>(p->s.sections.size());
+  p->sec_start.fill(0);
+  if (p->s.cpu_time) p->cpu_start = thread_cpu_ns();
+  if (r.seq == 0) {
+    p->first_begin.store(t, std::memory_order_relaxed);
+    p->ftz.store(chunkscope::probe::thread_flushes_denormals() ? 1 : 0, std::memory_order_relaxed);
+  }
+}
+
+void chunkscope_probe_end(chunkscope_probe* p) {
+  const std::int64_t t = now_ns();
+  ChunkRecord* r = p->cur;
+  if (!r) {  // an end without a begin
+    p->misuse.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  r->proc_end = r->sink_start = r->emit = t;
+  if (p->s.cpu_time) r->proc_cpu_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(thread_cpu_ns() - p->cpu_start, 1, 0xFFFFFFFF));
+  p->media += r->frames;
+  p->cur = nullptr;
+  p->last_end.store(t, std::memory_order_relaxed);
+  p->blocks.fetch_add(1, std::memory_order_relaxed);
+  if (r != &p->scratch) p->head.store(p->head.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+void chunkscope_probe_section_begin(chunkscope_probe* p, int i) {
+  if (!p->cur || i < 0 || static_cast<std::size_t>(i) >= p->s.sections.size()) {
+    p->misuse.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  p->sec_start[static_cast<std::size_t>(i)] = now_ns();
+}
+
+void chunkscope_probe_section_end(chunkscope_probe* p, int i) {
+  const std::int64_t t = now_ns();
+  if (!p->cur || i < 0 || static_cast<std::size_t>(i) >= p->s.sections.size() || p->sec_start[static_cast<std::size_t>(i)] == 0) {
+    p->misuse.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  std::int64_t& start = p->sec_start[static_cast<std::size_t>(i)];
+  const std::int64_t sum = p->cur->step_ns[i] + (t - start);
+  p->cur->step_ns[i] = static_cast<std::uint32_t>(std::min<std::int64_t>(sum, 0xFFFFFFFF));
+  start = 0;
+}
+
+void chunkscope_probe_xrun(chunkscope_probe* p) { p->xruns.fetch_add(1, std::memory_order_relaxed); }
+
+void chunkscope_probe_device_latency(chunkscope_probe* p, int input_frames, int output_frames) {
+  p->latency_in.store(input_frames, std::memory_order_relaxed);
+  p->latency_out.store(output_frames, std::memory_order_relaxed);
+}
+
+int chunkscope_probe_close(chunkscope_probe* raw) {
+  using namespace chunkscope::probe;
+  t_error.clear();
+  if (!raw) return fail(CHUNKSCOPE_PROBE_BAD_CONFIG, "chunkscope_probe_close: the probe is NULL");
+  std::unique_ptr<chunkscope_probe> p(raw);
+  p->stop.store(true, std::memory_order_release);
+  if (p->reader.joinable()) p->reader.join();
+  if (p->exporter) p->exporter->finish();
+  try {
+    write_probe_reports(*p, probe_report(*p));
+    return CHUNKSCOPE_PROBE_OK;
+  } catch (const std::exception& e) {
+    return fail(CHUNKSCOPE_PROBE_FAILED, e.what());
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,41 @@
+# cmake --install puts the probe library, its header, the CMake package and the pkg-config
+# file in place, and examples/probe_client (a project of its own) builds against them.
+#   cmake -DBUILD=<build dir> -DPREFIX=<folder> -DCLIENT_BUILD=<folder> -DSOURCE=<source dir>
+#         -DCMAKE=<cmake> -P check_probe_package.cmake
+file(REMOVE_RECURSE ${PREFIX} ${CLIENT_BUILD})
+execute_process(COMMAND ${CMAKE} --install ${BUILD} --prefix ${PREFIX} RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cmake --install failed (${rc})")
+endif()
+file(GLOB_RECURSE installed RELATIVE ${PREFIX} ${PREFIX}/*)
+foreach(want include/chunkscope/probe.h libchunkscope_probe.so chunkscopeConfig.cmake chunkscopeConfigVersion.cmake
+             chunkscopeTargets.cmake chunkscope-probe.pc)
+  string(FIND ";${installed};" ";${want};" at_top)
+  string(FIND ";${installed};" "/${want};" below)
+  if(at_top EQUAL -1 AND below EQUAL -1)
+    message(FATAL_ERROR "cmake --install did not install ${want} (installed: ${installed})")
+  endif()
+endforeach()
+execute_process(COMMAND ${CMAKE} -S ${SOURCE}/examples/probe_client -B ${CLIENT_BUILD} -DCMAKE_PREFIX_PATH=${PREFIX}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "examples/probe_client does not configure against the installed package:\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${CMAKE} --build ${CLIENT_BUILD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "examples/probe_client does not build against the installed package:\n${out}\n${err}")
+endif()
+# the pkg-config file names the same library and header
+file(GLOB_RECURSE pc ${PREFIX}/*/chunkscope-probe.pc)
+get_filename_component(pcdir "${pc}" DIRECTORY)
+set(ENV{PKG_CONFIG_PATH} ${pcdir})
+execute_process(COMMAND pkg-config --cflags --libs chunkscope-probe RESULT_VARIABLE rc OUTPUT_VARIABLE flags
+                ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
+string(REGEX MATCH "-I([^ ]+)" _ "${flags}")
+set(incdir "${CMAKE_MATCH_1}")
+string(REGEX MATCH "-L([^ ]+)" _ "${flags}")
+set(libdir "${CMAKE_MATCH_1}")
+if(NOT rc EQUAL 0 OR NOT EXISTS "${incdir}/chunkscope/probe.h" OR NOT EXISTS "${libdir}/libchunkscope_probe.so"
+   OR NOT flags MATCHES "-lchunkscope_probe")
+  message(FATAL_ERROR "pkg-config chunkscope-probe does not name the installed header and library: '${flags}' ${err}")
+endif()

@@ -1,0 +1,215 @@
+// The probe library's C API (include/chunkscope/probe.h) driven as an application's
+// callback would drive it: configuration refusals, the report it writes (read back by the
+// CLI), sections as steps, the step to blame, xruns in the verdict, records lost, calls out
+// of order, and the live metrics. The JACK client against a real server is in
+// tests/test_probe_jack.cpp.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "chunkscope/probe.h"
+#include "rt/clock.hpp"
+#include "tests/test_util.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+const char* kSections[] = {"work", "slow"};
+
+chunkscope_probe_config base_config() {
+  chunkscope_probe_config c;
+  chunkscope_probe_config_init(&c);
+  c.name = "unit";
+  c.rate = 48000;
+  c.block_frames = 64;  // D = 1.333 ms, B = 1.067 ms at the default 20% margin
+  c.channels = 2;
+  c.sections = kSections;
+  c.section_count = 2;
+  return c;
+}
+
+// One block as a callback does it: "work" is a few additions, "slow" spins `slow_ns`.
+void block(chunkscope_probe* p, std::int64_t slow_ns) {
+  chunkscope_probe_begin(p, 64);
+  chunkscope_probe_section_begin(p, 0);
+  volatile int x = 0;
+  for (int i = 0; i < 16; ++i) x = x + i;
+  chunkscope_probe_section_end(p, 0);
+  chunkscope_probe_section_begin(p, 1);
+  if (slow_ns > 0) chunkscope::spin_until_ns(chunkscope::now_ns() + slow_ns);
+  chunkscope_probe_section_end(p, 1);
+  chunkscope_probe_end(p);
+}
+
+// Blocks at the stream's pace; every `slow_every`-th spins 2 ms in "slow" (over B).
+void run_blocks(chunkscope_probe* p, int n, int slow_every) {
+  const std::int64_t D = 1'333'333;
+  std::int64_t next = chunkscope::now_ns();
+  for (int i = 0; i < n; ++i) {
+    block(p, slow_every > 0 && i % slow_every == slow_every - 1 ? 2'000'000 : 0);
+    next += D;
+    chunkscope::sleep_until_ns(next);
+  }
+}
+
+std::string open_error(const chunkscope_probe_config& c) {
+  chunkscope_probe* p = nullptr;
+  const int rc = chunkscope_probe_open(&c, &p);
+  CHECK(p == nullptr);
+  CHECK(rc == CHUNKSCOPE_PROBE_BAD_CONFIG);
+  return chunkscope_probe_last_error();
+}
+
+}  // namespace
+
+TEST_CASE("probe: a bad configuration is refused with one line naming the field") {
+  auto c = base_config();
+  c.rate = 0;
+  CHECK(open_error(c) == "chunkscope_probe_config.rate: 0 is not 1000 to 1536000 Hz");
+  c = base_config();
+  c.block_frames = 0;
+  CHECK(open_error(c).find("chunkscope_probe_config.block_frames: 0") == 0);
+  c = base_config();
+  c.channels = -1;
+  CHECK(open_error(c).find("chunkscope_probe_config.channels: -1") == 0);
+  c = base_config();
+  c.margin = "2s";
+  CHECK(open_error(c).find("chunkscope_probe_config.margin: ") == 0);
+  c = base_config();
+  c.section_count = 17;
+  CHECK(open_error(c).find("chunkscope_probe_config.section_count: 17 is not 0 to 16") == 0);
+  c = base_config();
+  const char* twice[] = {"a", "a"};
+  c.sections = twice;
+  CHECK(open_error(c) == "chunkscope_probe_config.sections: 'a' is named twice");
+  c = base_config();
+  c.size = 8;
+  CHECK(open_error(c).find("chunkscope_probe_config.size: 8 bytes") == 0);
+  c = base_config();
+  c.json_path = "/nonexistent-folder/r.json";
+  CHECK(open_error(c).find("json_path '/nonexistent-folder/r.json'") != std::string::npos);
+  c = base_config();
+  c.metrics_listen = "nowhere";
+  CHECK(open_error(c).find("chunkscope_probe_config.metrics_listen") == 0);
+  CHECK(chunkscope_probe_open(nullptr, nullptr) == CHUNKSCOPE_PROBE_BAD_CONFIG);
+}
+
+TEST_CASE("probe: blocks become a run report the CLI reads; the slow section is the step to blame; xruns reach the verdict") {
+  testutil::TempDir tmp;
+  const std::string dir = tmp.path().string() + "/probe";
+  auto c = base_config();
+  c.report_dir = dir.c_str();
+  chunkscope_probe* p = nullptr;
+  REQUIRE(chunkscope_probe_open(&c, &p) == CHUNKSCOPE_PROBE_OK);
+  chunkscope_probe_device_latency(p, 64, 192);
+  run_blocks(p, 150, 25);  // blocks 24, 49, ..., 149 spin 2 ms: 6, all after the 10 warm-up blocks
+  chunkscope_probe_xrun(p);
+  chunkscope_probe_xrun(p);
+  REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+
+  const json j = testutil::load_json(dir + "/report.json");
+  CHECK(j["workload"]["command"] == "probe");
+  CHECK(j["counts"]["emitted"] == 150);
+  CHECK(j["counts"]["warmup"] == 10);
+  CHECK(j["counts"]["counted"] == 140);
+  CHECK(j["state"] == "complete");
+  CHECK(j["device"]["callbacks"] == 150);
+  CHECK(j["device"]["xruns"] == 2);
+  CHECK(j["device"]["reported_output_latency_s"].get<double>() == doctest::Approx(192 / 48000.0));
+  // each slow block misses (2 ms against B = 1.067 ms) with "slow" its largest step
+  CHECK(j["counts"]["misses"].get<int>() >= 6);
+  REQUIRE(j["steps"]["list"].size() == 2);
+  CHECK(j["steps"]["list"][0]["label"] == "work");
+  CHECK(j["steps"]["list"][1]["label"] == "slow");
+  CHECK(j["steps"]["list"][1]["kind"] == "section");
+  CHECK(j["steps"]["list"][1]["misses"].get<int>() >= 6);
+  CHECK(j["steps"]["list"][1]["wall"]["max"].get<double>() >= 2e6);
+  CHECK(j["verdict"]["realtime_safe"] == false);
+  const std::string headline = j["verdict"]["text"];
+  CHECK(headline.find("slow") != std::string::npos);
+  CHECK(headline.find("2 xrun(s)") != std::string::npos);
+  // no next step asks the user to rerun chunkscope on a run that was the application's
+  for (const auto& f : j["diagnosis"]) CHECK(f["next"].get<std::string>().find("`chunkscope") == std::string::npos);
+  // the CLI reads it unchanged: the terminal report, the cadence view; stage-bench refuses it
+  const auto rep = testutil::run_cli({"report", dir + "/report.json"});
+  CHECK(rep.rc == 0);
+  CHECK(rep.out.find("slow") != std::string::npos);
+  CHECK(std::filesystem::exists(dir + "/report.html"));
+  CHECK(std::filesystem::is_directory(dir + "/hgrm"));
+  const auto sb = testutil::run_cli({"stage-bench", dir + "/report.json"});
+  CHECK(sb.rc == 2);
+  CHECK(sb.err.find("a probe's report") != std::string::npos);
+}
+
+TEST_CASE("probe: calls out of order are counted, ignored, and mark the report incomplete") {
+  testutil::TempDir tmp;
+  const std::string path = tmp.path().string() + "/r.json";
+  auto c = base_config();
+  c.json_path = path.c_str();
+  c.warmup_blocks = 0;
+  chunkscope_probe* p = nullptr;
+  REQUIRE(chunkscope_probe_open(&c, &p) == CHUNKSCOPE_PROBE_OK);
+  chunkscope_probe_end(p);                // an end without a begin
+  chunkscope_probe_section_begin(p, 0);   // a section outside a block
+  block(p, 0);
+  chunkscope_probe_begin(p, 64);
+  chunkscope_probe_begin(p, 64);          // a begin inside a block
+  chunkscope_probe_section_begin(p, 2);   // no section 2
+  chunkscope_probe_section_end(p, 1);     // an end of a section not begun
+  chunkscope_probe_end(p);
+  REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+  const json j = testutil::load_json(path);
+  CHECK(j["counts"]["emitted"] == 2);
+  CHECK(j["state"] == "incomplete");
+  CHECK(j["reason"].get<std::string>().find("5 probe call(s) out of order ignored") != std::string::npos);
+}
+
+TEST_CASE("probe: every block is counted or lost, never both; a lost record marks the report incomplete") {
+  testutil::TempDir tmp;
+  const std::string path = tmp.path().string() + "/r.json";
+  auto c = base_config();
+  c.json_path = path.c_str();
+  c.ring_blocks = 2;  // the callback may get two records ahead of the reader
+  chunkscope_probe* p = nullptr;
+  REQUIRE(chunkscope_probe_open(&c, &p) == CHUNKSCOPE_PROBE_OK);
+  for (int i = 0; i < 5000; ++i) block(p, 0);
+  REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+  const json j = testutil::load_json(path);
+  const auto emitted = j["counts"]["emitted"].get<long>();
+  const auto callbacks = j["device"]["callbacks"].get<long>();
+  CHECK(callbacks == 5000);
+  CHECK(emitted <= 5000);
+  if (emitted < 5000) {
+    CHECK(j["state"] == "incomplete");
+    CHECK(j["reason"].get<std::string>().find(std::to_string(5000 - emitted) + " block record(s) lost") == 0);
+  } else {
+    CHECK(j["state"] == "complete");
+  }
+}
+
+TEST_CASE("probe: live metrics are served under the CLI's names while it is open, one step series per section") {
+  testutil::TempDir tmp;
+  const std::string path = tmp.path().string() + "/r.json";
+  const int port = testutil::free_port();
+  const std::string listen = "127.0.0.1:" + std::to_string(port);
+  auto c = base_config();
+  c.json_path = path.c_str();
+  c.metrics_listen = listen.c_str();
+  chunkscope_probe* p = nullptr;
+  REQUIRE(chunkscope_probe_open(&c, &p) == CHUNKSCOPE_PROBE_OK);
+  run_blocks(p, 60, 20);
+  chunkscope_probe_xrun(p);
+  // served while open: the families a chunkscope run serves
+  const auto live = testutil::http(port, "GET", "/metrics");
+  CHECK(live.status == 200);
+  CHECK(live.body.find("chunkscope_chunk_latency_seconds") != std::string::npos);
+  CHECK(live.body.find("chunkscope_step_latency_seconds") != std::string::npos);
+  CHECK(live.body.find("step_label=\"slow\"") != std::string::npos);
+  REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+  const json j = testutil::load_json(path);
+  CHECK(j["counts"]["emitted"] == 60);
+  CHECK(j["device"]["xruns"] == 1);
+}
