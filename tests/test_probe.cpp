@@ -213,3 +213,20 @@ TEST_CASE("probe: live metrics are served under the CLI's names while it is open
   CHECK(j["counts"]["emitted"] == 60);
   CHECK(j["device"]["xruns"] == 1);
 }
+
+TEST_CASE("probe: open measures the platform baseline at the block period when asked, and the report carries it") {
+  testutil::TempDir tmp;
+  const std::string path = tmp.path().string() + "/r.json";
+  auto c = base_config();
+  c.json_path = path.c_str();
+  c.baseline_seconds = 0.2;
+  chunkscope_probe* p = nullptr;
+  REQUIRE(chunkscope_probe_open(&c, &p) == CHUNKSCOPE_PROBE_OK);
+  run_blocks(p, 30, 0);
+  REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+  const json j = testutil::load_json(path);
+  REQUIRE(j["platform"].contains("baseline_before"));
+  CHECK(j["platform"]["baseline_before"]["period_ns"] == 1'333'333);
+  CHECK(j["platform"]["baseline_before"]["wake"]["count"].get<long>() > 0);
+  CHECK_FALSE(j["platform"].contains("baseline_after"));
+}

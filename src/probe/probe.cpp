@@ -297,7 +297,7 @@ Workload probe_workload(const chunkscope_probe& p) {
 
 DeviceSection probe_device(const chunkscope_probe& p) {
   DeviceSection d;
-  d.input = p.s.name;
+  d.input = d.output = p.s.name;
   d.host_api = "probe";
   d.budget_rule = "a block is due before the callback's period ends: D - margin after the callback began";
   const int in = p.latency_in.load(), out = p.latency_out.load();

@@ -76,11 +76,14 @@ std::string device_section(const RunReport& r) {
   const std::vector<std::pair<std::string, std::string>> rows = {
       {"input → output", esc(d.input) + " → " + esc(d.output)},
       {"host API", esc(d.host_api.empty() ? "-" : d.host_api)},
-      {"mode", fmt::format("{}, {} Hz, K = {} chunk(s) between input and output", d.duplex ? "full duplex" : "input only",
-                           fmt::format("{:g}", d.stream_rate), d.latency_chunks)},
+      {"mode", d.host_api == "probe"
+                   ? fmt::format("an application's own callback (probe), {:g} Hz", d.stream_rate)
+                   : fmt::format("{}, {:g} Hz, K = {} chunk(s) between input and output", d.duplex ? "full duplex" : "input only",
+                                 d.stream_rate, d.latency_chunks)},
       {"budget rule", esc(d.budget_rule.empty() ? "-" : d.budget_rule)},
       {"reported latency", fmt::format("input {}, output {}", ft(d.reported_input_latency_s * 1e9),
-                                       d.duplex ? ft(d.reported_output_latency_s * 1e9) : std::string("-"))},
+                                       d.duplex || d.reported_output_latency_s > 0 ? ft(d.reported_output_latency_s * 1e9)
+                                                                                    : std::string("-"))},
       {"callbacks", fmt::format("{}, priming {}", d.callbacks, d.priming)},
       {"xruns", fmt::format("{} (input overflows {}, output underflows {}){}", d.xruns, d.input_overflows, d.output_underflows,
                             xruns.empty() ? "" : ": " + xruns + (d.xrun_list.size() > 10 ? ", ..." : ""))},

@@ -253,8 +253,9 @@ void step_lines(std::vector<std::string>& out, const RunReport& r) {
     if (st.audit) out.push_back("           audit: " + audit_words(*st.audit));
   }
   if (r.stage(Stage::process).has_data())
-    out.push_back(fmt::format("outside    {} mean of process outside every step (planar conversions, audit reads)",
-                              fmt_time(double(r.steps_outside_mean_ns))));
+    out.push_back(fmt::format("outside    {} mean of process outside every step ({})", fmt_time(double(r.steps_outside_mean_ns)),
+                              r.workload.command == "probe" ? "the application's code between sections, the probe's clock reads"
+                                                            : "planar conversions, audit reads"));
   if (r.declared_latency_frames > 0)
     out.push_back(fmt::format("latency    the chain's hosted steps declare {} frame(s) of delay", r.declared_latency_frames));
 }
@@ -360,7 +361,7 @@ void print_report(std::ostream& os, const RunReport& r) {
     line(fmt::format("device     {} -> {}: host API reports input {} / output {}; measured end-to-end p95 {}; callback "
                      "period p50 {}; xruns {}, underruns {}, late {}",
                      d.input, d.output, fmt_time(d.reported_input_latency_s * 1e9),
-                     d.duplex ? fmt_time(d.reported_output_latency_s * 1e9) : std::string("-"),
+                     d.duplex || d.reported_output_latency_s > 0 ? fmt_time(d.reported_output_latency_s * 1e9) : std::string("-"),
                      r.latency.has_data() ? fmt_time(double(r.latency.p95)) : std::string("-"),
                      d.callback_period.has_data() ? fmt_time(double(d.callback_period.p50)) : std::string("-"), d.xruns,
                      d.underruns, d.late_chunks));
