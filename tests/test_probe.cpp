@@ -137,6 +137,12 @@ TEST_CASE("probe: blocks become a run report the CLI reads; the slow section is 
   const auto rep = testutil::run_cli({"report", dir + "/report.json"});
   CHECK(rep.rc == 0);
   CHECK(rep.out.find("slow") != std::string::npos);
+  // rows that are 0 for every block (a probe sees no source, queue or sink) are named once,
+  // not printed as rows of zeros
+  CHECK(rep.out.find("(0 for every chunk, not on this run's path: source, wake, read, queue_in, queue_out, sink, overhead)") !=
+        std::string::npos);
+  CHECK(rep.out.find("\nqueue_in ") == std::string::npos);
+  CHECK(rep.out.find("\nprocess ") != std::string::npos);
   CHECK(std::filesystem::exists(dir + "/report.html"));
   CHECK(std::filesystem::is_directory(dir + "/hgrm"));
   const auto sb = testutil::run_cli({"stage-bench", dir + "/report.json"});
@@ -229,4 +235,25 @@ TEST_CASE("probe: open measures the platform baseline at the block period when a
   CHECK(j["platform"]["baseline_before"]["period_ns"] == 1'333'333);
   CHECK(j["platform"]["baseline_before"]["wake"]["count"].get<long>() > 0);
   CHECK_FALSE(j["platform"].contains("baseline_after"));
+}
+
+TEST_CASE("probe: a run whose only trouble is xruns says so, naming nothing that did not happen") {
+  testutil::TempDir tmp;
+  const std::string path = tmp.path().string() + "/r.json";
+  auto c = base_config();
+  c.json_path = path.c_str();
+  c.margin = "50%";
+  chunkscope_probe* p = nullptr;
+  REQUIRE(chunkscope_probe_open(&c, &p) == CHUNKSCOPE_PROBE_OK);
+  for (int i = 0; i < 40; ++i) block(p, 0);  // a few additions against a 667 µs budget
+  for (int i = 0; i < 3; ++i) chunkscope_probe_xrun(p);
+  REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+  const json j = testutil::load_json(path);
+  if (j["counts"]["misses"] != 0) return;  // a block preempted past 667 µs: not the case under test
+  const std::string text = j["verdict"]["text"];
+  CHECK(j["verdict"]["realtime_safe"] == false);
+  CHECK(text.find("budget, but 3 xrun(s) on the device: not safe, the device to blame") != std::string::npos);
+  CHECK(text.find("stall") == std::string::npos);
+  CHECK(text.find("drop") == std::string::npos);
+  CHECK(text.find("underrun") == std::string::npos);
 }

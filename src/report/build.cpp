@@ -224,6 +224,27 @@ std::string owner_sentence(const RunReport& r, Owner o) {
   return "";
 }
 
+
+// What broke a run whose p95 keeps the budget, naming only what happened: "8 stall event(s)
+// (8 missed chunk(s)), 13 xrun(s) on the device and 2 drop(s)".
+std::string trouble_words(const RunReport& r, std::uint64_t xruns, std::uint64_t underruns) {
+  std::vector<std::string> parts;
+  if (r.counts.misses > 0)
+    parts.push_back(r.counts.stalls ? fmt::format("{} stall event(s) ({} missed chunk(s))", r.counts.events(), r.counts.misses)
+                                    : fmt::format("{} deadline miss(es)", r.counts.misses));
+  if (xruns > 0 && underruns > 0)
+    parts.push_back(fmt::format("{} xrun(s) and {} underrun(s) on the device", xruns, underruns));
+  else if (xruns > 0)
+    parts.push_back(fmt::format("{} xrun(s) on the device", xruns));
+  else if (underruns > 0)
+    parts.push_back(fmt::format("{} underrun(s) on the device", underruns));
+  if (r.counts.drops > 0) parts.push_back(fmt::format("{} drop(s)", r.counts.drops));
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return out;
+}
+
 }  // namespace
 
 Verdict decide_verdict(const RunReport& r) {
@@ -264,23 +285,18 @@ Verdict decide_verdict(const RunReport& r) {
   const bool device_trouble = xruns > 0 || underruns > 0;
   const bool safe = h95 >= 0 && r.counts.misses == 0 && r.counts.drops == 0 && !device_trouble;
   v.realtime_safe = safe;
-  std::string device_part;
-  if (r.device) device_part = fmt::format(", {} xrun(s) and {} underrun(s) on the device", xruns, underruns);
   // who is to blame, in words: the owner of the misses, else the stage (drops) or the device
   std::string who;
   if (v.owner)
     who = owner_sentence(r, *v.owner);
   else
     who = fmt::format("{} to blame", r.counts.drops > 0 || !r.device ? blame_s : "the device");
-  const std::uint64_t events = r.counts.events();
-  const std::string misses_part =
-      r.counts.stalls ? fmt::format("{} stall event(s) ({} missed chunk(s))", events, r.counts.misses)
-                      : fmt::format("{} deadline miss(es)", r.counts.misses);
+  const std::string troubles = trouble_words(r, xruns, underruns);
   if (safe)
     v.text = fmt::format("p95 headroom {} of {} budget: real-time safe", fmt_time(double(h95)), fmt_time(double(B)));
   else if (h95 >= 0)
-    v.text = fmt::format("p95 headroom {} of {} budget, but {}{} and {} drop(s): not safe, {}", fmt_time(double(h95)),
-                         fmt_time(double(B)), misses_part, device_part, r.counts.drops, who);
+    v.text = fmt::format("p95 headroom {} of {} budget, but {}: not safe, {}", fmt_time(double(h95)), fmt_time(double(B)),
+                         troubles, who);
   else
     v.text = fmt::format("p95 latency {} exceeds the {} budget by {}: not real-time, {}", fmt_time(double(l95)),
                          fmt_time(double(B)), fmt_time(double(l95 - B)), who);

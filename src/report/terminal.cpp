@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <functional>
 #include <string>
 #include <vector>
@@ -289,21 +290,32 @@ void print_report(std::ostream& os, const RunReport& r) {
   std::string head = fmt::format("{:<12}", "stage");
   for (int p = 0; p < kPctCount; ++p) head += fmt::format(" {:>10}", pct_label(static_cast<Pct>(p)));
   line(head + fmt::format(" {:>10} {:>10}", "max", "mean"));
+  // a row that was 0 for every chunk is not on this run's path (a device run's source
+  // wake-up, a probe's queues): named once under the table instead of a row of zeros
+  std::vector<std::string> zero;
+  auto row = [&](const std::string& name, const HistSummary& h) {
+    if (h.has_data() && h.max == 0)
+      zero.push_back(name.substr(name.find_first_not_of(' ')));
+    else
+      line(hist_row(name, h));
+  };
   for (int s = 0; s < kStageCount; ++s) {
-    line(hist_row(stage_key(static_cast<Stage>(s)), r.stages[static_cast<std::size_t>(s)]));
+    row(stage_key(static_cast<Stage>(s)), r.stages[static_cast<std::size_t>(s)]);
     if (s == static_cast<int>(Stage::source) && r.source_wake && r.source_read) {
-      line(hist_row("  wake", *r.source_wake));
-      line(hist_row("  read", *r.source_read));
+      row("  wake", *r.source_wake);
+      row("  read", *r.source_read);
     }
-    if (s == static_cast<int>(Stage::process) && r.has_step_rows())
+    if (s != static_cast<int>(Stage::process)) continue;
+    if (r.has_step_rows())
       for (const auto& st : r.steps) line(hist_row(fmt::format("  step {}", st.index), st.wall));
+    for (int p = 0; p < kPartCount; ++p)  // parts of the processing, under it
+      if (r.process_parts[static_cast<std::size_t>(p)])
+        line(hist_row(std::string("  ") + part_key(static_cast<Part>(p)), *r.process_parts[static_cast<std::size_t>(p)]));
   }
-  for (int p = 0; p < kPartCount; ++p)
-    if (r.process_parts[static_cast<std::size_t>(p)])
-      line(hist_row(std::string("  ") + part_key(static_cast<Part>(p)), *r.process_parts[static_cast<std::size_t>(p)]));
   line(hist_row("end-to-end", r.latency));
-  line(hist_row("overhead", r.engine_overhead));
+  row("overhead", r.engine_overhead);
   line(hist_row("period", r.cadence.period));
+  if (!zero.empty()) line(fmt::format("(0 for every chunk, not on this run's path: {})", fmt::join(zero, ", ")));
   line("");
   step_lines(out, r);
   if (r.has_step_rows()) line("");
