@@ -5,7 +5,7 @@ BUILD     ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 # the tests run under ThreadSanitizer by test-tsan (doctest source-file filters)
-TSAN_TESTS ?= *test_engine.cpp,*test_compare.cpp,*test_stage_bench.cpp,*test_metrics.cpp,*test_streams.cpp,*test_sweep.cpp,*test_batch.cpp
+TSAN_TESTS ?= *test_engine.cpp,*test_compare.cpp,*test_stage_bench.cpp,*test_metrics.cpp,*test_streams.cpp,*test_sweep.cpp,*test_batch.cpp,*test_probe.cpp
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=

@@ -87,7 +87,10 @@ TEST_CASE("probe: a bad configuration is refused with one line naming the field"
   CHECK(open_error(c) == "chunkscope_probe_config.sections: 'a' is named twice");
   c = base_config();
   c.size = 8;
-  CHECK(open_error(c).find("chunkscope_probe_config.size: 8 bytes") == 0);
+  CHECK(open_error(c).find("chunkscope_probe_config.size: 8 bytes, less than the first version's") == 0);
+  c = base_config();
+  c.ring_blocks = (1 << 20) + 1;
+  CHECK(open_error(c) == "chunkscope_probe_config.ring_blocks: 1048577 is not 0 to 1048576");
   c = base_config();
   c.json_path = "/nonexistent-folder/r.json";
   CHECK(open_error(c).find("json_path '/nonexistent-folder/r.json'") != std::string::npos);
@@ -166,11 +169,17 @@ TEST_CASE("probe: calls out of order are counted, ignored, and mark the report i
   chunkscope_probe_section_begin(p, 2);   // no section 2
   chunkscope_probe_section_end(p, 1);     // an end of a section not begun
   chunkscope_probe_end(p);
+  chunkscope_probe_begin(p, 64);
+  chunkscope_probe_section_begin(p, 0);
+  chunkscope_probe_section_begin(p, 0);   // begun twice
+  chunkscope_probe_end(p);                // with section 0 still open
+  chunkscope_probe_begin(nullptr, 64);    // a NULL probe: nothing
+  chunkscope_probe_end(nullptr);
   REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
   const json j = testutil::load_json(path);
-  CHECK(j["counts"]["emitted"] == 2);
+  CHECK(j["counts"]["emitted"] == 3);
   CHECK(j["state"] == "incomplete");
-  CHECK(j["reason"].get<std::string>().find("5 probe call(s) out of order ignored") != std::string::npos);
+  CHECK(j["reason"].get<std::string>().find("7 probe call(s) out of order ignored") != std::string::npos);
 }
 
 TEST_CASE("probe: every block is counted or lost, never both; a lost record marks the report incomplete") {

@@ -7,12 +7,14 @@
  * `chunkscope report`, `cadence`, the HTML page and the .hgrm files read unchanged.
  *
  * Calls made from the callback (begin, end, section_begin, section_end, xrun,
- * device_latency) are [no-alloc, no-block]: wait-free, no lock, no system call beyond the
- * monotonic clock (vDSO), no I/O. They must all come from one thread at a time (the
- * callback's); xrun() may come from any thread. A reader thread of the probe drains the
- * block records into the statistics; open() starts it, close() joins it.
+ * device_latency) are [no-alloc, no-block]: wait-free, no lock, no I/O; the only system
+ * call is the monotonic clock where the C library reads it without one (the vDSO, as on
+ * Linux with a TSC clock source), plus the thread CPU clock when cpu_time is on, which is a
+ * system call. begin, end and the section calls must come from one thread at a time (the
+ * callback's); xrun and device_latency may come from any thread. A reader thread of the
+ * probe drains the block records into the statistics; open() starts it, close() joins it.
  *
- * Link: pkg-config chunkscope-probe, or CMake find_package(chunkscope) and the target
+ * A NULL probe makes the callback-side calls no-ops. Link: pkg-config chunkscope-probe, or CMake find_package(chunkscope) and the target
  * chunkscope::probe. docs/profiler.md, "Profiling your own application".
  */
 #ifndef CHUNKSCOPE_PROBE_H
@@ -54,8 +56,11 @@ typedef struct chunkscope_probe_config {
   int64_t warmup_blocks;     /* the first blocks, reported apart (default 10, as the CLI's --warmup) */
   double baseline_seconds;   /* open() measures the platform's wake-up and hand-off for this long (default 0: none) */
   int cpu_time;              /* 1: also read the callback thread's CPU time per block, so that time
-                                descheduled is blamed on the platform (two more clock reads per block) */
-  int ring_blocks;           /* block records the callback can get ahead of the reader (default: 2 s of blocks, at least 1024) */
+                                descheduled is blamed on the platform (two thread CPU clock reads per
+                                block: system calls, about 1.4 us each on a VM) */
+  int ring_blocks;           /* block records the callback can get ahead of the reader, up to 1048576
+                                (default: 2 s of blocks, 1024 to 65536) */
+  /* fields are only ever added here, at the end: `size` tells the library which the application knew */
 } chunkscope_probe_config;
 
 /* Fills `config` with the defaults (rate, block_frames and channels 0: they must be set). */
@@ -91,7 +96,10 @@ CHUNKSCOPE_PROBE_API int chunkscope_probe_close(chunkscope_probe* probe);
 
 #ifdef __cplusplus
 } /* extern "C" */
+#endif
 
+/* The C++ wrapper returns its scope guards by value: C++17 (guaranteed copy elision). */
+#if defined(__cplusplus) && __cplusplus >= 201703L
 #include <stdexcept>
 #include <string>
 
@@ -138,9 +146,9 @@ class Probe {
     int i_;
   };
   /* [no-alloc, no-block] */
-  Block block(int frames) noexcept { return Block(p_, frames); }
+  [[nodiscard]] Block block(int frames) noexcept { return Block(p_, frames); }
   /* [no-alloc, no-block] */
-  Section section(int index) noexcept { return Section(p_, index); }
+  [[nodiscard]] Section section(int index) noexcept { return Section(p_, index); }
   /* [no-alloc, no-block] */
   void xrun() noexcept { chunkscope_probe_xrun(p_); }
   chunkscope_probe* get() const noexcept { return p_; }
@@ -150,6 +158,6 @@ class Probe {
 };
 
 }  // namespace chunkscope
-#endif /* __cplusplus */
+#endif /* C++17 */
 
 #endif /* CHUNKSCOPE_PROBE_H */

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -71,11 +72,15 @@ void need(bool ok, const char* field, const std::string& what) {
   if (!ok) throw InputError(fmt::format("chunkscope_probe_config.{}: {}", field, what));
 }
 
+// Explicit sizes up to 2^20 records (288 bytes each); the default, 2 s of blocks, at least
+// 1024 and at most 65536.
+constexpr int kMaxRing = 1 << 20;
+
 std::size_t ring_size(const chunkscope_probe_config& c, double rate, int block) {
-  const double two_seconds = 2 * rate / block;
-  const double want = c.ring_blocks > 0 ? c.ring_blocks : std::max(1024.0, two_seconds);
+  const double two_seconds = std::clamp(2 * rate / block, 1024.0, 65536.0);
+  const double want = c.ring_blocks > 0 ? c.ring_blocks : two_seconds;
   std::size_t n = 1;
-  while (static_cast<double>(n) < want && n < (std::size_t{1} << 24)) n <<= 1;
+  while (static_cast<double>(n) < want) n <<= 1;
   return n;
 }
 
@@ -98,11 +103,24 @@ void check_outputs(Settings& s) {
   if (!s.listen.empty()) (void)metrics::parse_listen_address(s.listen, "chunkscope_probe_config.metrics_listen");
 }
 
-Settings check_config(const chunkscope_probe_config* c) {
-  need(c != nullptr, "size", "the configuration is NULL");
-  need(c->size >= sizeof(chunkscope_probe_config), "size",
-       fmt::format("{} bytes, this library's configuration has {}: call chunkscope_probe_config_init", c->size,
-                   sizeof(chunkscope_probe_config)));
+// The first version's configuration: every field up to ring_blocks. A later library reads
+// an application's smaller struct over its own defaults; fields are only ever added at the end.
+constexpr std::size_t kConfigV1Size = offsetof(chunkscope_probe_config, ring_blocks) + sizeof(int);
+
+chunkscope_probe_config read_config(const chunkscope_probe_config* given) {
+  need(given != nullptr, "size", "the configuration is NULL");
+  need(given->size >= kConfigV1Size, "size",
+       fmt::format("{} bytes, less than the first version's {}: call chunkscope_probe_config_init", given->size, kConfigV1Size));
+  chunkscope_probe_config c;
+  chunkscope_probe_config_init(&c);
+  std::memcpy(&c, given, std::min<std::size_t>(given->size, sizeof c));
+  c.size = sizeof c;
+  return c;
+}
+
+Settings check_config(const chunkscope_probe_config* given) {
+  const chunkscope_probe_config conf = read_config(given);
+  const chunkscope_probe_config* c = &conf;
   Settings s;
   s.name = text_of(c->name, "app");
   need(std::isfinite(c->rate) && c->rate >= 1000 && c->rate <= 1536000, "rate", fmt::format("{} is not 1000 to 1536000 Hz", c->rate));
@@ -111,7 +129,7 @@ Settings check_config(const chunkscope_probe_config* c) {
   need(c->warmup_blocks >= 0, "warmup_blocks", fmt::format("{} is negative", c->warmup_blocks));
   need(std::isfinite(c->baseline_seconds) && c->baseline_seconds >= 0 && c->baseline_seconds <= 60, "baseline_seconds",
        fmt::format("{} is not 0 to 60", c->baseline_seconds));
-  need(c->ring_blocks >= 0, "ring_blocks", fmt::format("{} is negative", c->ring_blocks));
+  need(c->ring_blocks >= 0 && c->ring_blocks <= kMaxRing, "ring_blocks", fmt::format("{} is not 0 to {}", c->ring_blocks, kMaxRing));
   s.rate = c->rate;
   s.block = c->block_frames;
   s.channels = c->channels;
@@ -318,7 +336,7 @@ RunOutcome probe_outcome(const chunkscope_probe& p) {
                            lost, p.s.ring);
   if (misuse > 0)
     o.reason += fmt::format("{}{} probe call(s) out of order ignored (an end without a begin, a begin inside a block, "
-                            "a section index outside 0..{})",
+                            "a section index outside 0..{}, a section begun twice, ended unbegun or open at the block's end)",
                             o.reason.empty() ? "" : "; ", misuse, static_cast<int>(p.s.sections.size()) - 1);
   if (!o.reason.empty()) o.state = RunState::incomplete;
   return o;
@@ -387,6 +405,7 @@ int chunkscope_probe_open(const chunkscope_probe_config* config, chunkscope_prob
 const char* chunkscope_probe_last_error(void) { return chunkscope::probe::t_error.c_str(); }
 
 void chunkscope_probe_begin(chunkscope_probe* p, int frames) {
+  if (!p) return;
   const std::int64_t t = now_ns();
   if (p->cur) {  // a begin inside a block
     p->misuse.fetch_add(1, std::memory_order_relaxed);
@@ -416,12 +435,15 @@ void chunkscope_probe_begin(chunkscope_probe* p, int frames) {
 }
 
 void chunkscope_probe_end(chunkscope_probe* p) {
+  if (!p) return;
   const std::int64_t t = now_ns();
   ChunkRecord* r = p->cur;
   if (!r) {  // an end without a begin
     p->misuse.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  for (std::size_t i = 0; i < p->s.sections.size(); ++i)  // a section still open: its time is not counted
+    if (p->sec_start[i] != 0) p->misuse.fetch_add(1, std::memory_order_relaxed);
   r->proc_end = r->sink_start = r->emit = t;
   if (p->s.cpu_time) r->proc_cpu_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(thread_cpu_ns() - p->cpu_start, 1, 0xFFFFFFFF));
   p->media += r->frames;
@@ -432,7 +454,8 @@ void chunkscope_probe_end(chunkscope_probe* p) {
 }
 
 void chunkscope_probe_section_begin(chunkscope_probe* p, int i) {
-  if (!p->cur || i < 0 || static_cast<std::size_t>(i) >= p->s.sections.size()) {
+  if (!p) return;
+  if (!p->cur || i < 0 || static_cast<std::size_t>(i) >= p->s.sections.size() || p->sec_start[static_cast<std::size_t>(i)] != 0) {
     p->misuse.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -440,6 +463,7 @@ void chunkscope_probe_section_begin(chunkscope_probe* p, int i) {
 }
 
 void chunkscope_probe_section_end(chunkscope_probe* p, int i) {
+  if (!p) return;
   const std::int64_t t = now_ns();
   if (!p->cur || i < 0 || static_cast<std::size_t>(i) >= p->s.sections.size() || p->sec_start[static_cast<std::size_t>(i)] == 0) {
     p->misuse.fetch_add(1, std::memory_order_relaxed);
@@ -451,9 +475,12 @@ void chunkscope_probe_section_end(chunkscope_probe* p, int i) {
   start = 0;
 }
 
-void chunkscope_probe_xrun(chunkscope_probe* p) { p->xruns.fetch_add(1, std::memory_order_relaxed); }
+void chunkscope_probe_xrun(chunkscope_probe* p) {
+  if (p) p->xruns.fetch_add(1, std::memory_order_relaxed);
+}
 
 void chunkscope_probe_device_latency(chunkscope_probe* p, int input_frames, int output_frames) {
+  if (!p) return;
   p->latency_in.store(input_frames, std::memory_order_relaxed);
   p->latency_out.store(output_frames, std::memory_order_relaxed);
 }
@@ -464,9 +491,9 @@ int chunkscope_probe_close(chunkscope_probe* raw) {
   if (!raw) return fail(CHUNKSCOPE_PROBE_BAD_CONFIG, "chunkscope_probe_close: the probe is NULL");
   std::unique_ptr<chunkscope_probe> p(raw);
   p->stop.store(true, std::memory_order_release);
-  if (p->reader.joinable()) p->reader.join();
-  if (p->exporter) p->exporter->finish();
   try {
+    if (p->reader.joinable()) p->reader.join();
+    if (p->exporter) p->exporter->finish();
     write_probe_reports(*p, probe_report(*p));
     return CHUNKSCOPE_PROBE_OK;
   } catch (const std::exception& e) {
