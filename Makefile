@@ -11,22 +11,32 @@ CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CS        := $(BUILD)/chunkscope
 
-.PHONY: all deps configure build demo test test-asan test-tsan bench bench-hosted bench-probe bench-plugins bench-memory bench-modes bench-scipy bench-streams fuzz test-stress clean
+.PHONY: all deps deps-demo configure build demo test package test-asan test-tsan bench bench-hosted bench-probe bench-plugins bench-memory bench-modes bench-scipy bench-streams fuzz test-stress clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
 
+# make demo installs and builds only what the binary needs: a build folder it configures
+# first has no tests or examples, which make build and make test turn on later.
+deps-demo:
+	@bash scripts/install-deps.sh --demo
+
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CONFIG) $(CMAKE_ARGS)
 
 configure: deps $(BUILD)/CMakeCache.txt
+	@grep -q '^CHUNKSCOPE_BUILD_TESTS:BOOL=ON' $(BUILD)/CMakeCache.txt || \
+	  cmake -S . -B $(BUILD) -DCHUNKSCOPE_BUILD_TESTS=ON -DCHUNKSCOPE_BUILD_EXAMPLES=ON
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+demo: deps-demo
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CONFIG) \
+	  -DCHUNKSCOPE_BUILD_TESTS=OFF -DCHUNKSCOPE_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
+	cmake --build $(BUILD) -j $(JOBS) --target chunkscope
 	@bash scripts/demo.sh $(CS)
 
 test: build
@@ -36,6 +46,11 @@ test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCHUNKSCOPE_SANITIZE=ON -DCHUNKSCOPE_CUDA=OFF $(CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# A Debian package (CPack, dependencies from the libraries the binaries link) in $(BUILD)/:
+# chunkscope_<version>_<arch>.deb, installable with apt-get install ./$(BUILD)/chunkscope_*.deb
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 # Races found are written to $(TSAN_BUILD)/tsan-logs/ (one file per process that had one),
 # printed, and fail the target.

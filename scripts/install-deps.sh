@@ -2,33 +2,43 @@
 # Installs the Debian packages chunkscope needs to build, test and run its demo,
 # but only those that are missing. Uses sudo when not root; never installs recommends.
 #   scripts/install-deps.sh          build + demo + tests (stress-ng: make test-stress)
+#   scripts/install-deps.sh --demo   only what building the binary needs (make demo)
 #   scripts/install-deps.sh --fuzz   the same, and clang with libFuzzer (make fuzz)
 #   scripts/install-deps.sh --scipy  the same, and Python with SciPy (make bench-scipy)
 #   scripts/install-deps.sh --check  list what is missing and exit 1 if anything is
 set -euo pipefail
 
 check=0
+demo=0
 fuzz=0
 scipy=0
 for arg in "$@"; do
   case "$arg" in
     --check) check=1 ;;
+    --demo) demo=1 ;;
     --fuzz) fuzz=1 ;;
     --scipy) scipy=1 ;;
-    *) echo "usage: scripts/install-deps.sh [--check] [--fuzz] [--scipy]" >&2; exit 2 ;;
+    *) echo "usage: scripts/install-deps.sh [--check] [--demo] [--fuzz] [--scipy]" >&2; exit 2 ;;
   esac
 done
 
+# what building the chunkscope binary needs (make demo)
 packages=(
   cmake make g++ pkg-config git
-  libsndfile1-dev portaudio19-dev libjack-jackd2-dev
+  libsndfile1-dev portaudio19-dev
   libconcurrentqueue-dev libreaderwriterqueue-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev libbenchmark-dev libcivetweb-dev
-  jackd2 chromium time stress-ng prometheus
+  libcli11-dev nlohmann-json3-dev libfmt-dev libcivetweb-dev
   liblilv-dev ladspa-sdk
-  # plugins the lv2:/ladspa: tests run, and lv2apply to check chunkscope's output against
-  lilv-utils swh-lv2 x42-plugins caps mda-lv2
 )
+# and what the tests and the rest of the build need (make test)
+if [ "$demo" -eq 0 ]; then
+  packages+=(
+    libjack-jackd2-dev doctest-dev libbenchmark-dev dpkg-dev
+    jackd2 chromium time stress-ng prometheus
+    # plugins the lv2:/ladspa: tests run, and lv2apply to check chunkscope's output against
+    lilv-utils swh-lv2 x42-plugins caps mda-lv2
+  )
+fi
 # clang and its runtime libraries, libFuzzer among them (the distribution's default version)
 if [ "$fuzz" -eq 1 ]; then
   packages+=(clang libclang-rt-dev)

@@ -1,4 +1,4 @@
-# cmake --install puts the binary and the public stage header in place, and a stage built
+# cmake --install puts the binary, the man page, the bash completion and the public stage header in place, and a stage built
 # against the installed header alone loads in the installed binary.
 #   cmake -DBUILD=<build dir> -DPREFIX=<empty folder> -DSOURCE=<source dir> -DCC=<C compiler> -P check_install.cmake
 file(REMOVE_RECURSE ${PREFIX})
@@ -6,7 +6,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD} --prefix ${PREFIX} R
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cmake --install failed (${rc})")
 endif()
-foreach(f bin/chunkscope include/chunkscope/stage.h)
+foreach(f bin/chunkscope include/chunkscope/stage.h share/man/man1/chunkscope.1 share/bash-completion/completions/chunkscope)
   if(NOT EXISTS ${PREFIX}/${f})
     message(FATAL_ERROR "cmake --install did not install ${f}")
   endif()
