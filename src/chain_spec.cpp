@@ -93,6 +93,31 @@ std::string known_names() {
 
 }  // namespace
 
+const char* stage_kind_label(StageKind k) {
+  switch (k) {
+    case StageKind::lowpass: return "Butterworth lowpass";
+    case StageKind::highpass: return "Butterworth highpass";
+    case StageKind::bandpass: return "Butterworth bandpass";
+    case StageKind::bandstop: return "Butterworth bandstop";
+    case StageKind::peak: return "cookbook peaking EQ";
+    case StageKind::lowshelf: return "cookbook low shelf";
+    case StageKind::highshelf: return "cookbook high shelf";
+    case StageKind::notch: return "cookbook notch";
+    case StageKind::allpass: return "cookbook allpass";
+    case StageKind::lp2: return "cookbook 2nd-order lowpass";
+    case StageKind::hp2: return "cookbook 2nd-order highpass";
+    case StageKind::bp2: return "cookbook 2nd-order bandpass (0 dB peak)";
+    case StageKind::gain: return "gain";
+    case StageKind::sos: return "SOS file";
+    case StageKind::spin: return "calibration busy-wait";
+    case StageKind::sleep: return "calibration sleep";
+    case StageKind::so: return "hosted code (so:)";
+    case StageKind::lv2: return "LV2 plugin, hosted";
+    case StageKind::ladspa: return "LADSPA plugin, hosted";
+  }
+  return "?";
+}
+
 const char* stage_name(StageKind k) {
   for (const auto& e : kKinds)
     if (e.kind == k) return e.name;

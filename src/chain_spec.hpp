@@ -26,6 +26,8 @@ enum class StageKind {
 
 /// The spec name of a stage kind ("lp", "peak", ...).
 const char* stage_name(StageKind k);
+/// What a stage kind is, in words: "Butterworth lowpass", "LV2 plugin, hosted".
+const char* stage_kind_label(StageKind k);
 /// True for stages that are linear filters and can fuse into one SOS cascade.
 bool is_iir(StageKind k);
 /// True for stages whose code chunkscope hosts (so:, lv2:, ladspa:): run on planar floats between cascades.

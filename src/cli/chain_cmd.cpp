@@ -17,31 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-const char* kind_label(StageKind k) {
-  switch (k) {
-    case StageKind::lowpass: return "Butterworth lowpass";
-    case StageKind::highpass: return "Butterworth highpass";
-    case StageKind::bandpass: return "Butterworth bandpass";
-    case StageKind::bandstop: return "Butterworth bandstop";
-    case StageKind::peak: return "cookbook peaking EQ";
-    case StageKind::lowshelf: return "cookbook low shelf";
-    case StageKind::highshelf: return "cookbook high shelf";
-    case StageKind::notch: return "cookbook notch";
-    case StageKind::allpass: return "cookbook allpass";
-    case StageKind::lp2: return "cookbook 2nd-order lowpass";
-    case StageKind::hp2: return "cookbook 2nd-order highpass";
-    case StageKind::bp2: return "cookbook 2nd-order bandpass (0 dB peak)";
-    case StageKind::gain: return "gain";
-    case StageKind::sos: return "SOS file";
-    case StageKind::spin: return "calibration busy-wait";
-    case StageKind::sleep: return "calibration sleep";
-    case StageKind::so: return "hosted code (so:)";
-    case StageKind::lv2: return "LV2 plugin, hosted";
-    case StageKind::ladspa: return "LADSPA plugin, hosted";
-  }
-  return "?";
-}
-
 const char* step_kind(PlanStep::Kind k) { return PlanStep::kind_name(k); }
 
 json sos_json(const std::vector<Sos>& v) {
@@ -88,7 +63,7 @@ int run_chain(const ChainOptions& o) {
     json st = json::array();
     for (std::size_t i = 0; i < plan.stages.size(); ++i) {
       const auto& s = plan.stages[i];
-      json e{{"index", i + 1}, {"text", s.spec.text}, {"name", stage_name(s.spec.kind)}, {"kind", kind_label(s.spec.kind)},
+      json e{{"index", i + 1}, {"text", s.spec.text}, {"name", stage_name(s.spec.kind)}, {"kind", stage_kind_label(s.spec.kind)},
              {"sections", sos_json(s.sections)}};
       if (s.spec.kind == StageKind::spin || s.spec.kind == StageKind::sleep) {
         e["time_ns"] = s.spec.time_ns;
@@ -124,7 +99,7 @@ int run_chain(const ChainOptions& o) {
              plan.dispatches(), plan.total_sections(), plan.host_steps() - plan.hosted_steps(), plan.hosted_steps());
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
     const auto& s = plan.stages[i];
-    fmt::print("stage {}  {}  [{}]\n", i + 1, s.spec.text, kind_label(s.spec.kind));
+    fmt::print("stage {}  {}  [{}]\n", i + 1, s.spec.text, stage_kind_label(s.spec.kind));
     if (s.spec.kind == StageKind::spin || s.spec.kind == StageKind::sleep)
       fmt::print("    {} ns, paid by one chunk in {}\n", s.spec.time_ns, s.spec.every);
     for (const auto& c : s.sections)

@@ -145,19 +145,6 @@ std::string summary_table(const CompareReport& c) {
 
 // ---------------------------------------------------------------- across rounds
 
-const char* figure_label(CompareFigure f) {
-  switch (f) {
-    case CompareFigure::latency_p50: return "end-to-end p50";
-    case CompareFigure::latency_p95: return "end-to-end p95";
-    case CompareFigure::process_p50: return "process p50";
-    case CompareFigure::process_p95: return "process p95";
-    case CompareFigure::misses: return "misses";
-    case CompareFigure::drops: return "drops";
-    case CompareFigure::count: break;
-  }
-  return "?";
-}
-
 std::string fig_text(CompareFigure f, double v) {
   return CompareRound::figure_is_time(f) ? ft(v) : fmt::format("{:g}", v);
 }
@@ -231,7 +218,7 @@ std::string calls_table(const CompareReport& c) {
       s += fmt::format(
           "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\"{nw}>{}</td><td class=\"n\"{nw}>{}</td>"
           "<td class=\"n\"{nw}>{}</td><td class=\"n\">{}</td><td class=\"n\"{nw}>{}</td><td>{}</td></tr>",
-          first ? figure_label(fig) : "", esc(v.variant), sp->rounds, fig_text(fig, sp->min), fig_text(fig, sp->median),
+          first ? compare_figure_label(fig) : "", esc(v.variant), sp->rounds, fig_text(fig, sp->min), fig_text(fig, sp->median),
           fig_text(fig, sp->max), ratio, interval, call, fmt::arg("nw", " style=\"white-space:nowrap\""));
       first = false;
     }

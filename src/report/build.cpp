@@ -129,26 +129,6 @@ int count_filter_stages(const Plan& plan) {
 
 }  // namespace
 
-static const char* cause_words(Cause c) noexcept {
-  switch (c) {
-    case Cause::source_wake: return "the source woke up {} late";
-    case Cause::source_read: return "the source's read took {}";
-    case Cause::processor_busy: return "chunks waited {} for a processor busy with earlier chunks";
-    case Cause::handoff_in: return "the hand-off to the processor took {}";
-    case Cause::process: return "processing took {}";
-    case Cause::process_descheduled: return "the processing thread was off the CPU for {}";
-    case Cause::sink_busy: return "chunks waited {} for a sink busy with earlier chunks";
-    case Cause::handoff_out: return "the hand-off to the sink took {}";
-    case Cause::sink_write: return "the sink's write took {}";
-    case Cause::count: break;
-  }
-  return "{}";
-}
-
-std::string describe_cause(Cause c, std::int64_t ns) {
-  return fmt::format(fmt::runtime(cause_words(c)), fmt_time(static_cast<double>(ns)));
-}
-
 std::optional<Owner> owner_of_misses(const RunReport& r) {
   const Counts& k = r.counts;
   if (k.misses == 0) return std::nullopt;

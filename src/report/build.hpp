@@ -72,8 +72,6 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
 /// Who a run's misses belong to: the owner of most stall events (of most misses in a
 /// report without events); nullopt without misses.
 std::optional<Owner> owner_of_misses(const RunReport& r);
-/// A cause and its time in words, e.g. "the source woke up 7.9 ms late".
-std::string describe_cause(Cause c, std::int64_t ns);
 
 /// Decides the verdict (safe or not, the stage to blame, the headline) from the sections
 /// of `r`. build_run_report() calls it; exposed for tests.

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "src/options.hpp"
-#include "src/report/build.hpp"
 #include "src/report/format.hpp"
 
 namespace chunkscope {

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "src/report/format.hpp"
+
 namespace chunkscope {
 
 double pct_value(Pct p) noexcept {
@@ -45,6 +49,41 @@ const char* run_state_name(RunState s) noexcept {
     case RunState::complete: return "complete";
     case RunState::interrupted: return "interrupted";
     case RunState::incomplete: return "incomplete";
+  }
+  return "?";
+}
+
+namespace {
+const char* cause_words(Cause c) noexcept {
+  switch (c) {
+    case Cause::source_wake: return "the source woke up {} late";
+    case Cause::source_read: return "the source's read took {}";
+    case Cause::processor_busy: return "chunks waited {} for a processor busy with earlier chunks";
+    case Cause::handoff_in: return "the hand-off to the processor took {}";
+    case Cause::process: return "processing took {}";
+    case Cause::process_descheduled: return "the processing thread was off the CPU for {}";
+    case Cause::sink_busy: return "chunks waited {} for a sink busy with earlier chunks";
+    case Cause::handoff_out: return "the hand-off to the sink took {}";
+    case Cause::sink_write: return "the sink's write took {}";
+    case Cause::count: break;
+  }
+  return "{}";
+}
+}  // namespace
+
+std::string describe_cause(Cause c, std::int64_t ns) {
+  return fmt::format(fmt::runtime(cause_words(c)), fmt_time(static_cast<double>(ns)));
+}
+
+const char* compare_figure_label(CompareFigure f) noexcept {
+  switch (f) {
+    case CompareFigure::latency_p50: return "e2e p50";
+    case CompareFigure::latency_p95: return "e2e p95";
+    case CompareFigure::process_p50: return "process p50";
+    case CompareFigure::process_p95: return "process p95";
+    case CompareFigure::misses: return "misses";
+    case CompareFigure::drops: return "drops";
+    case CompareFigure::count: break;
   }
   return "?";
 }

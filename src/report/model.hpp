@@ -350,6 +350,8 @@ struct Finding {
   std::string next;
 };
 const char* severity_name(Finding::Severity s) noexcept;
+/// A cause of a late chunk and its time in words, e.g. "the source woke up 7.9 ms late".
+std::string describe_cause(Cause c, std::int64_t ns);
 const char* confidence_name(Finding::Confidence c) noexcept;
 
 /// One stream of a run with --streams N: its own figures, from its own report.
@@ -482,6 +484,8 @@ struct CompareSummary {
 /// The per-round figures a comparison keeps, in the order they are listed and judged.
 enum class CompareFigure : int { latency_p50, latency_p95, process_p50, process_p95, misses, drops, count };
 inline constexpr int kCompareFigureCount = static_cast<int>(CompareFigure::count);
+/// "e2e p50", "process p95", "misses", "drops": a figure as the terminal and the page label it.
+const char* compare_figure_label(CompareFigure f) noexcept;
 
 /// One round of one variant: figures of that round's counted chunks alone.
 struct CompareRound {

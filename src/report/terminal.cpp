@@ -388,19 +388,6 @@ void print_report(std::ostream& os, const RunReport& r) {
 
 namespace {
 
-// "e2e p50", "process p95", "misses", "drops": a figure as print_compare labels it.
-const char* compare_figure_label(CompareFigure f) {
-  switch (f) {
-    case CompareFigure::latency_p50: return "e2e p50";
-    case CompareFigure::latency_p95: return "e2e p95";
-    case CompareFigure::process_p50: return "process p50";
-    case CompareFigure::process_p95: return "process p95";
-    case CompareFigure::misses: return "misses";
-    case CompareFigure::drops: return "drops";
-    case CompareFigure::count: break;
-  }
-  return "?";
-}
 
 // Why, in a few words: which rule decided, with its numbers.
 std::string compare_call_why(const CompareCall& c) {
