@@ -66,7 +66,7 @@ class ChunkPool {
   std::vector<Chunk> chunks_;
 };
 
-/// [no-alloc, no-block]
+/// [allocates, no-block]
 inline void ChunkPool::prepare(std::size_t count, int frames, int channels, DType dtype) {
   const std::size_t samples = static_cast<std::size_t>(frames) * static_cast<std::size_t>(channels);
   const std::size_t doubles_per_chunk = (samples * dtype_size(dtype) + sizeof(double) - 1) / sizeof(double);

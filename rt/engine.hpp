@@ -24,7 +24,7 @@
 
 #include "rt/backend.hpp"
 #include "rt/chunk.hpp"
-#include "rt/platform_probe.hpp"
+#include "rt/baseline_probe.hpp"
 #include "rt/stream_io.hpp"
 
 namespace chunkscope {

@@ -1,5 +1,7 @@
 #pragma once
-// The workload's environment for report headers: version, commit, CPU, OS, compiler.
+// The machine's description for report headers: version, commit, CPU, OS, compiler. (Its
+// load over a run is src/machine_load.hpp; its wake-up and hand-off floor is
+// rt/baseline_probe.hpp.)
 #include <string>
 
 namespace chunkscope {

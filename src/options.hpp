@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "rt/backend.hpp"
-#include "rt/platform_probe.hpp"
+#include "rt/baseline_probe.hpp"
 #include "src/backends.hpp"
 
 namespace chunkscope {

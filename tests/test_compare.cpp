@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "kernels/gpu.hpp"
-#include "src/bench.hpp"
+#include "src/session/bench.hpp"
 #include "src/cli/compare_cmd.hpp"
 #include "src/errors.hpp"
 #include "src/plan.hpp"

@@ -12,7 +12,7 @@
 
 #include "rt/cpu_backend.hpp"
 #include "rt/cpu_simd.hpp"
-#include "src/bench.hpp"
+#include "src/session/bench.hpp"
 #include "src/plan.hpp"
 #include "tests/test_util.hpp"
 

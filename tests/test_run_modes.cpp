@@ -19,14 +19,14 @@
 #include "rt/clock.hpp"
 #include "rt/cpu_backend.hpp"
 #include "rt/engine.hpp"
-#include "rt/platform_probe.hpp"
+#include "rt/baseline_probe.hpp"
 #include "rt/run_stats.hpp"
 #include "src/errors.hpp"
 #include "src/io/file_stream.hpp"
 #include "src/options.hpp"
 #include "src/plan.hpp"
-#include "src/platform.hpp"
-#include "src/stream_session.hpp"
+#include "src/machine_load.hpp"
+#include "src/session/stream_session.hpp"
 #include "tests/test_util.hpp"
 
 using namespace chunkscope;

@@ -17,7 +17,7 @@
 #include "src/report/schema.hpp"
 #include "src/report/streams.hpp"
 #include "src/report/terminal.hpp"
-#include "src/stream_set.hpp"
+#include "src/session/stream_set.hpp"
 #include "tests/stats_fixture.hpp"
 #include "tests/test_util.hpp"
 

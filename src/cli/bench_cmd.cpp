@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/backends.hpp"
-#include "src/bench.hpp"
+#include "src/session/bench.hpp"
 #include "src/cli/cli_support.hpp"
 #include "src/errors.hpp"
 #include "src/io/output_file.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// `chunkscope bench`: the CPU filter throughput table (src/bench.hpp) on stdout, and
+// `chunkscope bench`: the CPU filter throughput table (src/session/bench.hpp) on stdout, and
 // optionally as JSON (schema chunkscope.bench/1). Not real-time.
 #include "src/options.hpp"
 

@@ -22,7 +22,7 @@
 #include "rt/run_stats.hpp"
 #include "src/io/file_stream.hpp"
 #include "src/report/streams.hpp"
-#include "src/stream_set.hpp"
+#include "src/session/stream_set.hpp"
 
 namespace chunkscope {
 

@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "src/metrics/exporter.hpp"
-#include "src/stream_session.hpp"
-#include "src/stream_set.hpp"
+#include "src/session/stream_session.hpp"
+#include "src/session/stream_set.hpp"
 
 namespace chunkscope::cli {
 

@@ -13,11 +13,11 @@
 #include "src/cli/cli_support.hpp"
 #include "src/cli/live_view.hpp"
 #include "src/cli/metrics_cli.hpp"
-#include "src/device_figures.hpp"
+#include "src/session/device_figures.hpp"
 #include "src/report/format.hpp"
 #include "src/errors.hpp"
 #include "src/io/devices.hpp"
-#include "src/stream_session.hpp"
+#include "src/session/stream_session.hpp"
 
 namespace chunkscope {
 

@@ -1,6 +1,6 @@
 #pragma once
 // `chunkscope monitor`: a live audio device through the chain by one stream session
-// (src/stream_session.hpp), with a per-second live view and the same report as a replay
+// (src/session/stream_session.hpp), with a per-second live view and the same report as a replay
 // plus the device's own figures. Not real-time.
 #include <atomic>
 

@@ -10,7 +10,7 @@
 #include "src/errors.hpp"
 #include "src/io/file_stream.hpp"
 #include "src/io/output_file.hpp"
-#include "src/stream_set.hpp"
+#include "src/session/stream_set.hpp"
 
 namespace chunkscope {
 

@@ -1,12 +1,12 @@
 #pragma once
 // `chunkscope replay` and `chunkscope synth`: a file or a synthetic signal streamed through
-// the chain by one stream session (src/stream_session.hpp), into a file or a null sink,
+// the chain by one stream session (src/session/stream_session.hpp), into a file or a null sink,
 // and the report. Not real-time.
 #include <atomic>
 #include <string>
 
 #include "src/options.hpp"
-#include "src/stream_session.hpp"
+#include "src/session/stream_session.hpp"
 
 namespace chunkscope {
 

@@ -20,7 +20,7 @@
 #include "src/io/output_file.hpp"
 #include "src/render/html.hpp"
 #include "src/report/format.hpp"
-#include "src/stream_set.hpp"
+#include "src/session/stream_set.hpp"
 
 namespace chunkscope {
 

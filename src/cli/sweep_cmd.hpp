@@ -1,7 +1,7 @@
 #pragma once
 // `chunkscope sweep`: how many streams fit, and the smallest chunk that stays safe. A grid
 // of chunk sizes x stream counts (x variants), each cell a short paced run of N streams
-// (src/stream_set.hpp) with the platform baseline, judged by one rule (src/report/sweep.hpp).
+// (src/session/stream_set.hpp) with the platform baseline, judged by one rule (src/report/sweep.hpp).
 // Not real-time.
 #include <atomic>
 

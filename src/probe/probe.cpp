@@ -39,12 +39,12 @@
 #include "src/io/output_file.hpp"
 #include "src/metrics/exporter.hpp"
 #include "src/options.hpp"
-#include "src/platform.hpp"
+#include "src/machine_load.hpp"
 #include "src/render/html.hpp"
 #include "src/report/build.hpp"
 #include "src/report/schema.hpp"
 #include "src/report/trace.hpp"
-#include "src/stream_session.hpp"
+#include "src/session/stream_session.hpp"
 
 namespace chunkscope::probe {
 namespace {

@@ -6,11 +6,11 @@
 
 #include "rt/hosted.hpp"
 #include "rt/engine.hpp"
-#include "rt/platform_probe.hpp"
+#include "rt/baseline_probe.hpp"
 #include "rt/run_stats.hpp"
 #include "src/environment.hpp"
 #include "src/plan.hpp"
-#include "src/platform.hpp"
+#include "src/machine_load.hpp"
 #include "src/report/model.hpp"
 
 namespace chunkscope {

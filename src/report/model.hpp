@@ -270,7 +270,7 @@ struct DeviceSection {
   std::vector<std::uint64_t> underrun_seqs;
 };
 
-/// One side of the platform baseline (rt/platform_probe.hpp).
+/// One side of the platform baseline (rt/baseline_probe.hpp).
 struct BaselineSummary {
   std::int64_t period_ns = 0, duration_ns = 0;
   HistSummary wake;     // timer wake-up lateness at the period

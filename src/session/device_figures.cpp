@@ -1,4 +1,4 @@
-#include "src/device_figures.hpp"
+#include "src/session/device_figures.hpp"
 
 #include "src/report/build.hpp"
 

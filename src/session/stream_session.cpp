@@ -1,4 +1,4 @@
-#include "src/stream_session.hpp"
+#include "src/session/stream_session.hpp"
 
 #include "rt/cpu_backend.hpp"
 
@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <utility>
 
-#include "src/platform.hpp"
+#include "src/machine_load.hpp"
 
 #include "src/chain_spec.hpp"
 #include "src/environment.hpp"

@@ -1,4 +1,4 @@
-#include "rt/platform_probe.hpp"
+#include "rt/baseline_probe.hpp"
 
 #include <algorithm>
 #include <atomic>

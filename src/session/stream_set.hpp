@@ -3,7 +3,7 @@
 // source, backend, statistics, pool and queues, the same chain; their schedules share one
 // start and are offset evenly over one chunk period (--stagger on) or aligned (off).
 //
-// With --batch the set is one StreamSession over a batched setup (src/stream_session.hpp,
+// With --batch the set is one StreamSession over a batched setup (src/session/stream_session.hpp,
 // batched_setup): one engine whose chunks hold every stream's chunk of the period, read
 // by a BatchSource, processed in one call.
 //
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "src/report/model.hpp"
-#include "src/stream_session.hpp"
+#include "src/session/stream_session.hpp"
 
 namespace chunkscope {
 

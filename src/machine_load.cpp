@@ -1,4 +1,4 @@
-#include "src/platform.hpp"
+#include "src/machine_load.hpp"
 
 #include <algorithm>
 #include <fstream>

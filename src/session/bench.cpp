@@ -1,4 +1,4 @@
-#include "src/bench.hpp"
+#include "src/session/bench.hpp"
 
 #include <algorithm>
 #include <chrono>

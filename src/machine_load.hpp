@@ -1,7 +1,8 @@
 #pragma once
-// The machine's state around a run, read from /proc: load, CPUs online, and the CPU time
+// The machine's load around a run, read from /proc: load, CPUs online, and the CPU time
 // counters (steal included) whose difference over the run says how busy the machine was.
-// Not real-time.
+// (The machine's description is src/environment.hpp; how late it wakes a thread and what a
+// hand-off costs is rt/baseline_probe.hpp.) Not real-time.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -1,4 +1,4 @@
-#include "src/stream_set.hpp"
+#include "src/session/stream_set.hpp"
 
 #include <fmt/format.h>
 
