@@ -389,3 +389,17 @@ TEST_CASE("miss attribution: processing alone over the budget is the chain's mis
   CHECK(st.miss_blame[static_cast<std::size_t>(Stage::process)] == 2);
   CHECK(st.miss_blame[static_cast<std::size_t>(Stage::source)] == 1);
 }
+
+TEST_CASE("one name, one meaning: the period ratio is written as cadence.period_ratio_p95 only, and read from an older report's cadence.realtime_factor") {
+  testutil::TempDir tmp;
+  const std::string path = tmp.file("r.json");
+  const auto r = testutil::run_cli({"synth", "--duration", "0.3s", "--quiet", "--json", path});
+  REQUIRE(r.rc == 0);
+  json j = testutil::load_json(path);
+  REQUIRE(j["cadence"].contains("period_ratio_p95"));
+  CHECK_FALSE(j["cadence"].contains("realtime_factor"));
+  CHECK(j["throughput"]["realtime_factor"] == j["throughput"]["speed_factor"]);  // the real-time factor: media / wall
+  j["cadence"].erase("period_ratio_p95");
+  j["cadence"]["realtime_factor"] = 1.25;  // as an older version wrote it
+  CHECK(run_report_from_json(j).cadence.period_ratio_p95 == 1.25);
+}

@@ -206,7 +206,7 @@ TEST_CASE("sweep: bad options are one line and exit 2, before anything streams")
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK_FALSE(fs::exists(td.file("s.json")));
   };
-  bad({"--chunk", "256"}, "--chunk: a sweep takes --chunks LIST");
+  bad({"--chunk", "256"}, "--chunk: `chunkscope sweep` does not take it: a sweep takes --chunks LIST");
   bad({"--chunks", "0"}, "--chunks");
   bad({"--streams", "257"}, "--streams");
   bad({"--streams", "1,x"}, "--streams");
@@ -214,6 +214,23 @@ TEST_CASE("sweep: bad options are one line and exit 2, before anything streams")
   bad({"--chunks", "16,256", "--margin", "1ms"}, "--margin");  // leaves no budget at 16 frames
   bad({"--variants", "gpu"}, "--variants");
   bad({"--duration", "0s"}, "--duration");
-  bad({"--fail-on-miss"}, "--fail-on-miss");
+  bad({"--fail-on-miss"}, "--fail-on-miss: `chunkscope sweep` does not take it");
+  bad({"--fail-on-unsafe"}, "--fail-on-unsafe: `chunkscope sweep` does not take it");
   bad({(testutil::source_dir() + "/audio/mix_stereo_48k.flac"), "--synth", "noise"}, "not both");
+}
+
+TEST_CASE("--help lists only what a command takes: sweep and compare hide the shared options they refuse") {
+  const auto sweep = testutil::run_cli({"sweep", "--help"});
+  REQUIRE(sweep.rc == 0);
+  for (const char* refused : {"--chunk ", "--fail-on-miss", "--fail-on-unsafe", "or 'max'"}) {
+    CAPTURE(refused);
+    CHECK(sweep.out.find(refused) == std::string::npos);
+  }
+  CHECK(sweep.out.find("--chunks") != std::string::npos);
+  const auto compare = testutil::run_cli({"compare", "--help"});
+  REQUIRE(compare.rc == 0);
+  CHECK(compare.out.find("--baseline") == std::string::npos);
+  const auto r = testutil::run_cli({"compare", "--synth", "noise", "--baseline", "1s"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("--baseline: `chunkscope compare` does not take it") != std::string::npos);
 }

@@ -1,5 +1,7 @@
 #include "src/cli/cli_support.hpp"
 
+#include <map>
+
 #include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
@@ -99,6 +101,26 @@ void add_synth_input(CLI::App* c, StreamOptions& o, bool& given, const std::stri
       "Synthetic input instead of a file: sine:<hz>, noise, sweep:<f0>:<f1>, impulse, silence, burst:<time>" + signal_note);
   add_int(c, "--channels", o.channels, "Synthetic input: channels");
   add_rate(c, "--rate", o.rate, "Synthetic input: sample rate in Hz (48000, 44.1k, 48kHz)");
+}
+
+namespace {
+// what not_taken() named, per command
+std::map<const CLI::App*, std::vector<std::pair<std::string, std::string>>>& not_taken_list() {
+  static std::map<const CLI::App*, std::vector<std::pair<std::string, std::string>>> list;
+  return list;
+}
+}  // namespace
+
+void not_taken(CLI::App* c, const std::string& name, std::string why) {
+  c->get_option(name)->group("");  // no group: not listed by --help
+  not_taken_list()[c].emplace_back(name, std::move(why));
+}
+
+void check_not_taken(const CLI::App* c) {
+  const auto it = not_taken_list().find(c);
+  if (it == not_taken_list().end()) return;
+  for (const auto& [name, why] : it->second)
+    if (c->count(name) > 0) throw InputError(fmt::format("{}: `chunkscope {}` does not take it: {}", name, c->get_name(), why));
 }
 
 void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {

@@ -203,7 +203,7 @@ struct Cadence {
   std::optional<std::int64_t> jitter_p95_ns;  // nullopt without a schedule
   std::optional<double> drift_ppm;            // nullopt without a schedule
   LongestGap longest_gap;
-  double period_ratio_p95 = 0;  // p95(P) / D: above 1 for any jitter, not a speed (JSON also as the older cadence.realtime_factor)
+  double period_ratio_p95 = 0;  // p95(P) / D: above 1 for any jitter, not a speed (older reports: cadence.realtime_factor)
   // A consumer holding the margin's worth of audio runs dry when a chunk is out later than
   // B + margin (or is dropped): steady when it never would have. nullopt: no schedule, or an
   // older report.

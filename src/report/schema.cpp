@@ -425,8 +425,7 @@ json run_head(const RunReport& r) {
                   {"jitter_p95_ns", cd.jitter_p95_ns ? json(*cd.jitter_p95_ns) : json(nullptr)},
                   {"drift_ppm", cd.drift_ppm ? json(*cd.drift_ppm) : json(nullptr)},
                   {"longest_gap", {{"ns", cd.longest_gap.ns}, {"seq", cd.longest_gap.seq}, {"at_s", cd.longest_gap.at_s}}},
-                  {"period_ratio_p95", cd.period_ratio_p95},
-                  {"realtime_factor", cd.period_ratio_p95}};  // the older name of period_ratio_p95
+                  {"period_ratio_p95", cd.period_ratio_p95}};  // read from older reports' cadence.realtime_factor too
   if (cd.steady) {
     j["cadence"]["steady"] = *cd.steady;
     j["cadence"]["dry_after_ns"] = cd.dry_after_ns;
