@@ -323,15 +323,11 @@ std::optional<PlatformSection> make_platform(const Workload& w, const EngineResu
 
 }  // namespace
 
-RunReport build_run_report(const Workload& w, const Plan& plan, const Environment& env, const RunStats& st,
-                           const EngineResult& er, const RunOutcome& outcome, std::optional<DeviceSection> device) {
-  const auto& cfg = st.config();
-  RunReport r;
-  r.state = outcome.state;
-  r.reason = outcome.reason;
-  r.not_processed = er.not_processed;
+namespace {
 
-  ReportWorkload& wl = r.workload;
+// The workload section: the setup, the stage signature stage-bench rebuilds, the run mode.
+ReportWorkload report_workload(const Workload& w, const Plan& plan, const EngineResult& er) {
+  ReportWorkload wl;
   wl.command = w.command;
   wl.source = w.source;
   wl.sink = w.sink;
@@ -379,7 +375,12 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   mode.inline_process = w.inline_process;
   mode.ftz = w.ftz;
   wl.run_mode = mode;
+  return wl;
+}
 
+// Where and how it was measured: the machine (and GPU), the method, D and B.
+void fill_method(RunReport& r, const Workload& w, const Environment& env, const RunStats& st) {
+  const auto& cfg = st.config();
   r.environment.host = env;
   if (w.backend == "cuda") {
     const GpuInfo g = probe_gpu();
@@ -392,7 +393,10 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
                           : w.max_speed          ? "hand-over by the source (no schedule at --speed max)"
                                                  : "scheduled arrival t0 + k*D (coordinated omission not hidden)";
   r.timing = {cfg.chunk_ns, cfg.budget_ns, cfg.paced};
+}
 
+// What was produced, emitted, counted, dropped and missed, with the misses' and stalls' lists.
+void fill_counts(RunReport& r, const RunStats& st, const EngineResult& er) {
   Counts& c = r.counts;
   c.produced = er.produced;
   c.emitted = st.warmup_chunks + st.chunks;
@@ -418,7 +422,11 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
     c.stall_list.push_back({e.first_seq, e.last_seq, e.chunks, static_cast<double>(e.start_ns - st.first_sched) / 1e9,
                             e.end_ns - e.start_ns, e.worst_over_ns, e.owner, e.cause, e.cause_ns});
   c.stall_list_truncated = st.stalls > st.stall_list.size();
+}
 
+// The stage, part and latency percentiles, source wake-up and read, dispatches, headroom.
+void fill_figures(RunReport& r, const RunStats& st) {
+  const auto& cfg = st.config();
   for (int i = 0; i < kStageCount; ++i) r.stages[static_cast<std::size_t>(i)] = summarize(st.stage[static_cast<std::size_t>(i)]);
   for (int i = 0; i < kPartCount; ++i)
     if (st.part[static_cast<std::size_t>(i)].count() > 0)
@@ -436,7 +444,11 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
     const auto B = cfg.budget_ns;
     r.headroom = Headroom{B - r.latency.p95, B - r.latency.p99, B - r.latency.max};
   }
+}
 
+// Output period, jitter, drift, gaps and the dry-run count.
+void fill_cadence(RunReport& r, const RunStats& st, const EngineResult& er) {
+  const auto& cfg = st.config();
   Cadence& cd = r.cadence;
   cd.period = summarize(st.period);
   if (cfg.paced) {
@@ -453,6 +465,24 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
     cd.dry_first_seq = st.dry_first_seq;
     cd.steady = st.dry_chunks == 0 && er.drops == 0;
   }
+}
+
+}  // namespace
+
+RunReport build_run_report(const Workload& w, const Plan& plan, const Environment& env, const RunStats& st,
+                           const EngineResult& er, const RunOutcome& outcome, std::optional<DeviceSection> device) {
+  const auto& cfg = st.config();
+  RunReport r;
+  r.state = outcome.state;
+  r.reason = outcome.reason;
+  r.not_processed = er.not_processed;
+
+  r.workload = report_workload(w, plan, er);
+
+  fill_method(r, w, env, st);
+  fill_counts(r, st, er);
+  fill_figures(r, st);
+  fill_cadence(r, st, er);
 
   const double wall = static_cast<double>(er.end_ns - er.start_ns) / 1e9;
   const double media = w.rate > 0 ? static_cast<double>(st.frames) / w.rate : 0;

@@ -263,11 +263,17 @@ void step_lines(std::vector<std::string>& out, const RunReport& r) {
 
 }  // namespace
 
-void print_report(std::ostream& os, const RunReport& r) {
+namespace {
+
+auto liner(std::vector<std::string>& out) {
+  return [&out](const std::string& s) { out.push_back(s); };
+}
+
+// What ran where: version, workload, timing, mode, machine, method, platform, streams, state.
+void head_lines(std::vector<std::string>& out, const RunReport& r) {
   const ReportWorkload& w = r.workload;
   const Environment& e = r.environment.host;
-  std::vector<std::string> out;
-  auto line = [&](const std::string& s) { out.push_back(s); };
+  auto line = liner(out);
   line(fmt::format("chunkscope {} ({}) {}", e.version, e.commit, w.command));
   line(fmt::format("workload   {} -> sink {}", w.source, w.sink));
   line(fmt::format("           chain '{}': {} dispatch(es) per chunk, {} sections, on {} ({}{}), {}", w.chain,
@@ -286,6 +292,12 @@ void print_report(std::ostream& os, const RunReport& r) {
   if (!r.complete())
     line(fmt::format("RUN {}: {}", r.state == RunState::interrupted ? "INTERRUPTED" : "INCOMPLETE",
                      r.reason.empty() ? "-" : r.reason));
+}
+
+// The percentile table: stages (source wake-up and read, steps and parts under theirs),
+// end-to-end, overhead and period; rows 0 for every chunk named once under it.
+void stage_table(std::vector<std::string>& out, const RunReport& r) {
+  auto line = liner(out);
   line("");
   std::string head = fmt::format("{:<12}", "stage");
   for (int p = 0; p < kPctCount; ++p) head += fmt::format(" {:>10}", pct_label(static_cast<Pct>(p)));
@@ -317,6 +329,11 @@ void print_report(std::ostream& os, const RunReport& r) {
   line(hist_row("period", r.cadence.period));
   if (!zero.empty()) line(fmt::format("(0 for every chunk, not on this run's path: {})", fmt::join(zero, ", ")));
   line("");
+}
+
+// The steps, the headline, headroom and cadence, and the streams table.
+void verdict_lines(std::vector<std::string>& out, const RunReport& r) {
+  auto line = liner(out);
   step_lines(out, r);
   if (r.has_step_rows()) line("");
   line(fmt::format("headline   {}", r.verdict.text));
@@ -336,6 +353,12 @@ void print_report(std::ostream& os, const RunReport& r) {
   if (r.streams)
     line(r.streams->batched() ? std::string("every stream (batched):")
                               : fmt::format("stream {} (the worst):", r.streams->worst));
+}
+
+// Misses, stalls, drops, chunk counts, throughput, GPU work, the device, a note on few chunks.
+void count_lines(std::vector<std::string>& out, const RunReport& r) {
+  const ReportWorkload& w = r.workload;
+  auto line = liner(out);
   const Counts& k = r.counts;
   std::string blame;
   for (int i = 0; i < kStageCount; ++i)
@@ -380,6 +403,16 @@ void print_report(std::ostream& os, const RunReport& r) {
   }
   if (k.counted < 100)
     line(fmt::format("note       only {} counted chunks: p99 and p99.9 rest on fewer than 100 samples", k.counted));
+}
+
+}  // namespace
+
+void print_report(std::ostream& os, const RunReport& r) {
+  std::vector<std::string> out;
+  head_lines(out, r);
+  stage_table(out, r);
+  verdict_lines(out, r);
+  count_lines(out, r);
   std::string text;
   for (const auto& l : out) text += l + "\n";
   os << text << "\n";
