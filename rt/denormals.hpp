@@ -8,6 +8,20 @@
 
 namespace chunkscope {
 
+/// True when the calling thread flushes subnormals: FTZ and DAZ on x86, FZ on AArch64 (what
+/// ScopedFlushDenormals sets). [no-alloc, no-block]
+inline bool thread_flushes_denormals() noexcept {
+#if defined(__x86_64__) || defined(__SSE__)
+  return (_mm_getcsr() & 0x8040u) == 0x8040u;
+#elif defined(__aarch64__)
+  std::uint64_t fpcr;
+  asm volatile("mrs %0, fpcr" : "=r"(fpcr));
+  return (fpcr & (1ull << 24)) != 0;
+#else
+  return false;
+#endif
+}
+
 class ScopedFlushDenormals {
  public:
   /// Sets FTZ and DAZ on this thread (when `on`, else clears them); the destructor restores

@@ -11,6 +11,7 @@
 
 #include "chunkscope/probe.h"
 #include "rt/clock.hpp"
+#include "rt/denormals.hpp"
 #include "tests/test_util.hpp"
 
 using nlohmann::json;
@@ -265,4 +266,23 @@ TEST_CASE("probe: a run whose only trouble is xruns says so, naming nothing that
   CHECK(text.find("stall") == std::string::npos);
   CHECK(text.find("drop") == std::string::npos);
   CHECK(text.find("underrun") == std::string::npos);
+}
+
+TEST_CASE("probe: the report says whether the callback's thread flushed subnormals, as it found it") {
+  testutil::TempDir tmp;
+  for (bool on : {true, false}) {
+    CAPTURE(on);
+    const std::string path = tmp.path().string() + (on ? "/on.json" : "/off.json");
+    auto c = base_config();
+    c.json_path = path.c_str();
+    chunkscope_probe* p = nullptr;
+    REQUIRE(chunkscope_probe_open(&c, &p) == CHUNKSCOPE_PROBE_OK);
+    {
+      chunkscope::ScopedFlushDenormals ftz(on);
+      CHECK(chunkscope::thread_flushes_denormals() == on);
+      block(p, 0);
+    }
+    REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+    CHECK(testutil::load_json(path)["workload"]["run_mode"]["ftz"] == on);
+  }
 }

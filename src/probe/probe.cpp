@@ -28,11 +28,8 @@
 
 #include <fmt/format.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#endif
-
 #include "rt/clock.hpp"
+#include "rt/denormals.hpp"
 #include "rt/run_stats.hpp"
 #include "src/environment.hpp"
 #include "src/errors.hpp"
@@ -164,15 +161,6 @@ RunStatsConfig stats_config(const Settings& s) {
   sc.steps = static_cast<int>(s.sections.size());
   sc.series_capacity = StreamOptions{}.series_limit;
   return sc;
-}
-
-/// True when the calling thread flushes subnormals (x86 FTZ and DAZ). [no-alloc, no-block]
-bool thread_flushes_denormals() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  return (_mm_getcsr() & 0x8040u) == 0x8040u;
-#else
-  return false;
-#endif
 }
 
 }  // namespace
@@ -430,7 +418,7 @@ void chunkscope_probe_begin(chunkscope_probe* p, int frames) {
   if (p->s.cpu_time) p->cpu_start = thread_cpu_ns();
   if (r.seq == 0) {
     p->first_begin.store(t, std::memory_order_relaxed);
-    p->ftz.store(chunkscope::probe::thread_flushes_denormals() ? 1 : 0, std::memory_order_relaxed);
+    p->ftz.store(thread_flushes_denormals() ? 1 : 0, std::memory_order_relaxed);
   }
 }
 
