@@ -163,6 +163,227 @@ struct Engine::Impl {
     if (d > result.q_out_high_water) result.q_out_high_water = d;
     q_out->try_enqueue(c);  // capacity exceeds the pool: never fails
   }
+
+  // ---------------------------------------------------------------- source thread
+  /// The source thread's place in the stream: the next chunk's number and media frame, and
+  /// a chunk taken but not handed on (it goes back to the pool when the loop ends).
+  struct SourceCursor {
+    std::uint64_t seq = 0;
+    std::int64_t media = 0;
+    Chunk* spare = nullptr;
+  };
+  /// The source's pace, from the run's copy of the config.
+  struct Pace {
+    bool paced;  // false: as fast as possible, no schedule
+    WaitMode wait;
+    int max_frames;
+    std::size_t depth;
+    long double chunk_ns;  // one chunk's period at the run's speed
+  };
+
+  /// Fills a chunk each period (paced) or as fast as the pool allows, and hands it to the
+  /// processor or, inline, processes it itself. `run_cfg`: the run's copy of the config, not
+  /// `cfg`: schedule_start() may have moved the start since prepare(). [no-alloc] As far as
+  /// fill() and process() are.
+  void source_loop(const EngineConfig& run_cfg) noexcept {
+    // Linux lets a sleeping thread wake up to 50 us late by default; the schedule wants
+    // the wake-up on time.
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    result.source_tid = this_tid();
+    if (run_cfg.inline_process) result.processor_tid = result.source_tid;
+    const ThreadUsage u0 = start_thread(0);
+    const bool paced = !run_cfg.max_speed;
+    const Pace p{paced, run_cfg.wait, run_cfg.spec.max_frames, static_cast<std::size_t>(run_cfg.queue_depth),
+                 static_cast<long double>(run_cfg.spec.max_frames) * 1e9L /
+                     (static_cast<long double>(run_cfg.spec.rate) * (paced ? run_cfg.speed : 1.0))};
+    const std::int64_t t0 =
+        paced && run_cfg.start_at_ns > 0 ? run_cfg.start_at_ns : now_ns() + (paced ? kStartSlackNs : 0);
+    result.start_ns = t0;
+    SourceCursor s;
+    // inline, the source thread is the producer of the processor->sink queue
+    Queue& q_next = run_cfg.inline_process ? *q_out : *q_in;
+    for (;;) {
+      if (stop_requested()) {
+        result.status = Status::interrupted;
+        break;
+      }
+      std::int64_t sched = 0, woke = 0;
+      if (paced) {
+        sched = t0 + static_cast<std::int64_t>(std::llround(static_cast<long double>(s.seq) * p.chunk_ns));
+        wait_until_ns(sched, p.wait);
+        woke = now_ns();
+      }
+      Chunk* c = next_free(s, paced);
+      if (!c) {
+        if (!paced) continue;  // stop requested while waiting
+        if (!drop_unpooled(s, p.max_frames)) break;
+        continue;
+      }
+      if (!paced) sched = woke = now_ns();
+      int n = 0;
+      if (!fill_chunk(c, s, p.max_frames, sched, woke, n)) break;
+      if (run_cfg.inline_process) {
+        // no source->processor queue: processing starts the moment the chunk is ready
+        process_chunk(c, c->rec.ready, true);
+      } else {
+        queue_chunk(c, s, p);
+      }
+      ++s.seq;
+      s.media += n;
+    }
+    result.produced = s.seq;
+    // the spare chunk goes back to the pool through the path to the sink, marked failed
+    if (s.spare) {
+      s.spare->rec = ChunkRecord{};
+      s.spare->rec.flags = kChunkFailed;
+      q_next.try_enqueue(s.spare);
+    }
+    result.source_usage = usage_delta(u0, thread_usage_now());
+    source_done.store(true, std::memory_order_release);
+    if (run_cfg.inline_process) processor_done.store(true, std::memory_order_release);
+  }
+
+  /// The chunk to fill: the one the last period left over, else one from the pool. Paced,
+  /// it does not wait for one (null: the period's chunk is dropped); as fast as possible, it
+  /// waits until one comes back or a stop is requested. [no-alloc] Blocks unpaced.
+  Chunk* next_free(SourceCursor& s, bool paced) noexcept {
+    Chunk* c = s.spare;
+    s.spare = nullptr;
+    if (!c) {
+      if (paced) {
+        if (!free_list->try_dequeue(c)) c = nullptr;
+      } else {
+        while (!free_list->wait_dequeue_timed(c, 10'000)) {
+          if (stop_requested()) break;
+        }
+      }
+    }
+    return c;
+  }
+
+  /// Paced, with the pool exhausted: consume the media so the stream keeps its clock, then
+  /// drop. False: the stream ended or failed. [no-alloc] As far as fill() is.
+  bool drop_unpooled(SourceCursor& s, int max_frames) noexcept {
+    int n = 0;
+    const Status st = source->fill(scratch.data(), max_frames, &n);
+    if (st == Status::end_of_stream) return false;
+    if (!ok(st)) {
+      result.source_status = st;
+      return false;
+    }
+    note_drop(s.seq, true);
+    ++s.seq;
+    s.media += n;
+    return true;
+  }
+
+  /// Fills chunk `c` from the source (`n`: the frames read) and starts its record. False:
+  /// the stream ended or failed, and `c` stays the spare. [no-alloc] As far as fill() is.
+  bool fill_chunk(Chunk* c, SourceCursor& s, int max_frames, std::int64_t sched, std::int64_t woke, int& n) noexcept {
+    const Status st = source->fill(c->data, max_frames, &n);
+    if (st == Status::end_of_stream) {
+      s.spare = c;
+      return false;
+    }
+    if (!ok(st)) {
+      s.spare = c;
+      result.source_status = st;
+      return false;
+    }
+    ChunkRecord& r = c->rec;
+    r = ChunkRecord{};
+    r.seq = s.seq;
+    r.media_frame = s.media;
+    r.frames = static_cast<std::uint32_t>(n);
+    r.flags = n < max_frames ? static_cast<std::uint32_t>(kChunkShort) : 0u;
+    r.sched = sched;
+    r.woke = woke;
+    r.ready = now_ns();
+    return true;
+  }
+
+  /// Hands chunk `c` to the processor. Paced, a full queue drops it (it stays the spare).
+  /// [no-alloc] Waits for room unpaced.
+  void queue_chunk(Chunk* c, SourceCursor& s, const Pace& p) noexcept {
+    ChunkRecord& r = c->rec;
+    if (!p.paced)  // as fast as possible: wait for room rather than drop
+      while (q_in->size_approx() >= p.depth && !stop_requested()) wait_until_ns(now_ns() + 20'000, p.wait);
+    const std::size_t qd = q_in->size_approx() + 1;  // depth once this one is in
+    r.q_in_depth = static_cast<std::uint16_t>(qd);      // written before the hand-over
+    bool queued = false;
+    if (p.paced) {
+      queued = q_in->size_approx() < p.depth && q_in->try_enqueue(c);
+      if (!queued) {
+        note_drop(s.seq, false);
+        s.spare = c;
+      }
+    } else {
+      queued = q_in->try_enqueue(c);
+      if (!queued) s.spare = c;
+    }
+    if (queued && qd > result.q_in_high_water) result.q_in_high_water = qd;
+  }
+
+  // ---------------------------------------------------------------- processor thread
+  /// Processes each chunk the source queues, until the source is done and the queue is
+  /// empty. [no-alloc] As far as process() is.
+  void processor_loop(const EngineConfig& run_cfg) noexcept {
+    ScopedFlushDenormals ftz(run_cfg.spec.flush_denormals);
+    result.processor_tid = this_tid();
+    const ThreadUsage u0 = start_thread(1);
+    auto finished = [this]() noexcept {
+      return source_done.load(std::memory_order_acquire) && q_in->size_approx() == 0;
+    };
+    Chunk* c = nullptr;
+    while (take(*q_in, c, finished)) process_chunk(c, now_ns(), false);
+    result.processor_usage = usage_delta(u0, thread_usage_now());
+    processor_done.store(true, std::memory_order_release);
+  }
+
+  // ---------------------------------------------------------------- sink thread
+  /// Writes each processed chunk to the sink and records it, then returns it to the pool,
+  /// until processing is done and the queue is empty. [no-alloc] As far as consume() is.
+  void sink_loop() noexcept {
+    result.sink_tid = this_tid();
+    const ThreadUsage u0 = start_thread(2);
+    auto finished = [this]() noexcept {
+      return processor_done.load(std::memory_order_acquire) && q_out->size_approx() == 0;
+    };
+    Chunk* c = nullptr;
+    while (take(*q_out, c, finished)) {
+      ChunkRecord& r = c->rec;
+      if (!(r.flags & kChunkFailed) && ok(result.sink_status)) {
+        r.sink_start = now_ns();
+        const Status st = sink->consume(c->data, static_cast<int>(r.frames));
+        r.emit = now_ns();
+        if (!ok(st)) {
+          result.sink_status = st;
+          stop->store(true, std::memory_order_relaxed);  // Engine::request_stop()
+        } else {
+          emit(c);
+        }
+      }
+      free_list->try_enqueue(c);  // capacity exceeds the pool: never fails
+    }
+    result.sink_usage = usage_delta(u0, thread_usage_now());
+  }
+
+  /// The run's status once its threads are done: the first failure of the policy, the
+  /// source, processing or the sink; a source that was neither stopped nor failed ended.
+  void settle_status() noexcept {
+    EngineResult& res = result;
+    if (policy_refused.load()) res.policy_status = Status::unsupported;
+    if (!ok(res.policy_status))
+      res.status = res.policy_status;
+    else if (!ok(res.source_status))
+      res.status = res.source_status;
+    else if (!ok(res.process_status))
+      res.status = res.process_status;
+    else if (!ok(res.sink_status))
+      res.status = res.sink_status;
+    if (ok(res.source_status) && res.status != Status::interrupted && ok(res.policy_status))
+      res.source_status = Status::end_of_stream;
+  }
 };
 
 Engine::Engine() : impl_(std::make_unique<Impl>()) {}
@@ -218,171 +439,13 @@ EngineResult Engine::run() {
   m.ran = true;
   m.external_stop = external_stop_;
   const EngineConfig cfg = cfg_;
-  const bool paced = !cfg.max_speed;
   const bool inline_process = cfg.inline_process;
-  const WaitMode wait = cfg.wait;
-  const int max_frames = cfg.spec.max_frames;
-  const long double chunk_ns = static_cast<long double>(max_frames) * 1e9L /
-                               (static_cast<long double>(cfg.spec.rate) * (paced ? cfg.speed : 1.0));
-  const std::size_t depth = static_cast<std::size_t>(cfg.queue_depth);
   EngineResult& res = m.result;
-  auto stop_requested = [&m]() noexcept { return m.stop_requested(); };
-
-  // ---------------------------------------------------------------- source thread
-  auto source_fn = [&]() noexcept {
-    // Linux lets a sleeping thread wake up to 50 us late by default; the schedule wants
-    // the wake-up on time.
-    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-    res.source_tid = this_tid();
-    if (inline_process) res.processor_tid = res.source_tid;
-    const ThreadUsage u0 = m.start_thread(0);
-    std::uint64_t seq = 0;
-    std::int64_t media = 0;
-    const std::int64_t t0 = paced && cfg.start_at_ns > 0 ? cfg.start_at_ns : now_ns() + (paced ? kStartSlackNs : 0);
-    res.start_ns = t0;
-    Chunk* spare = nullptr;
-    // inline, the source thread is the producer of the processor->sink queue
-    Impl::Queue& q_next = inline_process ? *m.q_out : *m.q_in;
-    for (;;) {
-      if (stop_requested()) {
-        res.status = Status::interrupted;
-        break;
-      }
-      std::int64_t sched = 0, woke = 0;
-      if (paced) {
-        sched = t0 + static_cast<std::int64_t>(std::llround(static_cast<long double>(seq) * chunk_ns));
-        wait_until_ns(sched, wait);
-        woke = now_ns();
-      }
-      Chunk* c = spare;
-      spare = nullptr;
-      if (!c) {
-        if (paced) {
-          if (!m.free_list->try_dequeue(c)) c = nullptr;
-        } else {
-          while (!m.free_list->wait_dequeue_timed(c, 10'000)) {
-            if (stop_requested()) break;
-          }
-        }
-      }
-      if (!c) {
-        if (!paced) continue;  // stop requested while waiting
-        // pool exhausted: consume the media so the stream keeps its clock, then drop
-        int n = 0;
-        const Status st = m.source->fill(m.scratch.data(), max_frames, &n);
-        if (st == Status::end_of_stream) break;
-        if (!ok(st)) {
-          res.source_status = st;
-          break;
-        }
-        m.note_drop(seq, true);
-        ++seq;
-        media += n;
-        continue;
-      }
-      if (!paced) sched = woke = now_ns();
-      int n = 0;
-      const Status st = m.source->fill(c->data, max_frames, &n);
-      if (st == Status::end_of_stream) {
-        spare = c;
-        break;
-      }
-      if (!ok(st)) {
-        spare = c;
-        res.source_status = st;
-        break;
-      }
-      ChunkRecord& r = c->rec;
-      r = ChunkRecord{};
-      r.seq = seq;
-      r.media_frame = media;
-      r.frames = static_cast<std::uint32_t>(n);
-      r.flags = n < max_frames ? static_cast<std::uint32_t>(kChunkShort) : 0u;
-      r.sched = sched;
-      r.woke = woke;
-      r.ready = now_ns();
-      if (inline_process) {
-        // no source->processor queue: processing starts the moment the chunk is ready
-        m.process_chunk(c, r.ready, true);
-        ++seq;
-        media += n;
-        continue;
-      }
-      if (!paced)  // as fast as possible: wait for room rather than drop
-        while (m.q_in->size_approx() >= depth && !stop_requested()) wait_until_ns(now_ns() + 20'000, wait);
-      const std::size_t qd = m.q_in->size_approx() + 1;  // depth once this one is in
-      r.q_in_depth = static_cast<std::uint16_t>(qd);      // written before the hand-over
-      bool queued = false;
-      if (paced) {
-        queued = m.q_in->size_approx() < depth && m.q_in->try_enqueue(c);
-        if (!queued) {
-          m.note_drop(seq, false);
-          spare = c;
-        }
-      } else {
-        queued = m.q_in->try_enqueue(c);
-        if (!queued) spare = c;
-      }
-      if (queued && qd > res.q_in_high_water) res.q_in_high_water = qd;
-      ++seq;
-      media += n;
-    }
-    res.produced = seq;
-    // the spare chunk goes back to the pool through the path to the sink, marked failed
-    if (spare) {
-      spare->rec = ChunkRecord{};
-      spare->rec.flags = kChunkFailed;
-      q_next.try_enqueue(spare);
-    }
-    res.source_usage = usage_delta(u0, thread_usage_now());
-    m.source_done.store(true, std::memory_order_release);
-    if (inline_process) m.processor_done.store(true, std::memory_order_release);
-  };
-
-  // ---------------------------------------------------------------- processor thread
-  auto processor_fn = [&]() noexcept {
-    ScopedFlushDenormals ftz(cfg.spec.flush_denormals);
-    res.processor_tid = this_tid();
-    const ThreadUsage u0 = m.start_thread(1);
-    auto finished = [&m]() noexcept {
-      return m.source_done.load(std::memory_order_acquire) && m.q_in->size_approx() == 0;
-    };
-    Chunk* c = nullptr;
-    while (m.take(*m.q_in, c, finished)) m.process_chunk(c, now_ns(), false);
-    res.processor_usage = usage_delta(u0, thread_usage_now());
-    m.processor_done.store(true, std::memory_order_release);
-  };
-
-  // ---------------------------------------------------------------- sink thread
-  auto sink_fn = [&]() noexcept {
-    res.sink_tid = this_tid();
-    const ThreadUsage u0 = m.start_thread(2);
-    auto finished = [&m]() noexcept {
-      return m.processor_done.load(std::memory_order_acquire) && m.q_out->size_approx() == 0;
-    };
-    Chunk* c = nullptr;
-    while (m.take(*m.q_out, c, finished)) {
-      ChunkRecord& r = c->rec;
-      if (!(r.flags & kChunkFailed) && ok(res.sink_status)) {
-        r.sink_start = now_ns();
-        const Status st = m.sink->consume(c->data, static_cast<int>(r.frames));
-        r.emit = now_ns();
-        if (!ok(st)) {
-          res.sink_status = st;
-          request_stop();
-        } else {
-          m.emit(c);
-        }
-      }
-      m.free_list->try_enqueue(c);  // capacity exceeds the pool: never fails
-    }
-    res.sink_usage = usage_delta(u0, thread_usage_now());
-  };
 
   std::thread sink_thread, processor_thread, source_thread;
-  if (!cfg.external_sink) sink_thread = std::thread(sink_fn);
-  if (!inline_process) processor_thread = std::thread(processor_fn);
-  if (!cfg.external_source) source_thread = std::thread(source_fn);
+  if (!cfg.external_sink) sink_thread = std::thread([&m]() noexcept { m.sink_loop(); });
+  if (!inline_process) processor_thread = std::thread([&m, &cfg]() noexcept { m.processor_loop(cfg); });
+  if (!cfg.external_source) source_thread = std::thread([&m, &cfg]() noexcept { m.source_loop(cfg); });
   if (source_thread.joinable()) source_thread.join();
   if (processor_thread.joinable()) processor_thread.join();
   if (inline_process && cfg.external_source) {
@@ -396,17 +459,7 @@ EngineResult Engine::run() {
     res.produced = m.push_seq;
     if (res.start_ns == 0) res.start_ns = res.end_ns;
   }
-  if (m.policy_refused.load()) res.policy_status = Status::unsupported;
-  if (!ok(res.policy_status))
-    res.status = res.policy_status;
-  else if (!ok(res.source_status))
-    res.status = res.source_status;
-  else if (!ok(res.process_status))
-    res.status = res.process_status;
-  else if (!ok(res.sink_status))
-    res.status = res.sink_status;
-  if (ok(res.source_status) && res.status != Status::interrupted && ok(res.policy_status))
-    res.source_status = Status::end_of_stream;
+  m.settle_status();
   return res;
 }
 

@@ -201,6 +201,105 @@ void RunStats::record_point(const ChunkRecord& r) noexcept {
   series.push_back(p);  // within reserved capacity: no allocation
 }
 
+namespace {
+// A counted chunk's stage times and processing parts, its latency and, paced, the source's
+// wake-up and read, each into its histogram.
+void record_stage_times(RunStats& s, const ChunkRecord& r, const std::int64_t (&st)[kStageCount],
+                        std::int64_t L) noexcept {
+  for (int i = 0; i < kStageCount; ++i) s.stage[static_cast<std::size_t>(i)].record(nn(st[i]));
+  const std::int64_t pt[kPartCount] = {r.launch_ns, r.h2d_ns, r.kernel_ns, r.d2h_ns, r.sync_ns, r.calib_ns};
+  for (int i = 0; i < kPartCount; ++i)
+    if (pt[i] > 0) s.part[static_cast<std::size_t>(i)].record(nn(pt[i]));
+  s.latency.record(nn(L));
+  if (s.config().paced && r.woke >= r.sched && r.woke <= r.ready) {
+    s.source_wake.record(nn(r.woke - r.sched));
+    s.source_read.record(nn(r.ready - r.woke));
+  }
+}
+
+// The planned step that took the most wall time in a chunk's processing (-1: none timed).
+struct TopStep {
+  int step = -1;
+  std::int64_t ns = -1;
+};
+
+// Each timed step's wall and CPU time: a miss owned by the chain is charged to the longest.
+TopStep record_steps(RunStats& s, const RunStats::MetricRecorders& metrics, const ChunkRecord& r) noexcept {
+  const std::size_t timed = std::min<std::size_t>(r.steps, s.step_wall.size());
+  TopStep top;
+  for (std::size_t i = 0; i < timed; ++i) {
+    s.step_wall[i].record(r.step_ns[i]);
+    if (auto* rec = metrics.step[i]) rec->record(r.step_ns[i]);
+    if (r.step_cpu_ns[i] > 0) s.step_cpu[i].record(r.step_cpu_ns[i]);
+    if (static_cast<std::int64_t>(r.step_ns[i]) > top.ns) {
+      top.ns = r.step_ns[i];
+      top.step = static_cast<int>(i);
+    }
+  }
+  return top;
+}
+
+// The stage a miss is blamed on.
+int miss_stage(const std::int64_t (&st)[kStageCount], std::int64_t budget_ns) noexcept {
+  // A queue wait is charged to the stage the chunk waited for: the processor was busy
+  // (or waking) for queue_in, the sink for queue_out.
+  const std::int64_t charge[3] = {st[0], st[1] + st[2], st[3] + st[4]};
+  const int who[3] = {static_cast<int>(Stage::source), static_cast<int>(Stage::process), static_cast<int>(Stage::sink)};
+  int worst = who[0];
+  std::int64_t most = charge[0];
+  for (int i = 1; i < 3; ++i)
+    if (charge[i] > most) {
+      most = charge[i];
+      worst = who[i];
+    }
+  // A chunk whose own processing alone took more than the budget misses because of the
+  // chain, whatever else was late in it.
+  if (st[2] > budget_ns) worst = static_cast<int>(Stage::process);
+  return worst;
+}
+
+// The owner of a miss: the chain when processing on the CPU alone took more than the budget;
+// otherwise whoever holds the largest share of the latency.
+Owner miss_owner_of(const LatencySplit& split, std::int64_t budget_ns) noexcept {
+  Owner owner = Owner::chain;
+  if (split.ns[static_cast<std::size_t>(Cause::process)] <= budget_ns) {
+    std::int64_t big = -1;
+    for (int i = 0; i < kOwnerCount; ++i)
+      if (split.owner_ns[static_cast<std::size_t>(i)] > big) {
+        big = split.owner_ns[static_cast<std::size_t>(i)];
+        owner = static_cast<Owner>(i);
+      }
+  }
+  return owner;
+}
+
+// Cadence: a chunk a consumer holding the margin's worth of audio would have run dry on.
+void note_dry(RunStats& s, const ChunkRecord& r, std::int64_t L) noexcept {
+  const RunStatsConfig& cfg = s.config();
+  const std::int64_t dry_after = cfg.dry_after_ns > 0 ? cfg.dry_after_ns : cfg.chunk_ns;
+  if (cfg.paced && L > dry_after) {
+    if (s.dry_chunks == 0) s.dry_first_seq = r.seq;
+    ++s.dry_chunks;
+    s.dry_worst_ns = std::max(s.dry_worst_ns, L - dry_after);
+  }
+}
+
+// The output period `P` since the previous chunk's emit, its distance from D, the longest gap.
+void record_period(RunStats& s, const ChunkRecord& r, std::int64_t P, stats::IntervalRecorder* live_jitter,
+                   stats::IntervalRecorder* metric_period) noexcept {
+  s.period.record(nn(P));
+  const std::int64_t dev = P - s.config().chunk_ns;
+  s.jitter.record(nn(dev < 0 ? -dev : dev));
+  if (live_jitter) live_jitter->record(nn(dev < 0 ? -dev : dev));
+  if (metric_period) metric_period->record(nn(P));
+  if (P > s.longest_gap_ns) {
+    s.longest_gap_ns = P;
+    s.longest_gap_seq = r.seq;
+    s.longest_gap_at = r.emit;
+  }
+}
+}  // namespace
+
 void RunStats::add(ChunkRecord& r) noexcept {
   const std::int64_t L = r.emit - r.sched;
   if (frames == 0) {
@@ -224,15 +323,7 @@ void RunStats::add(ChunkRecord& r) noexcept {
   ++chunks;
   const std::int64_t st[kStageCount] = {r.ready - r.sched, r.dequeue - r.ready, r.proc_end - r.proc_start,
                                          r.sink_start - r.proc_end, r.emit - r.sink_start};
-  for (int i = 0; i < kStageCount; ++i) stage[static_cast<std::size_t>(i)].record(nn(st[i]));
-  const std::int64_t pt[kPartCount] = {r.launch_ns, r.h2d_ns, r.kernel_ns, r.d2h_ns, r.sync_ns, r.calib_ns};
-  for (int i = 0; i < kPartCount; ++i)
-    if (pt[i] > 0) part[static_cast<std::size_t>(i)].record(nn(pt[i]));
-  latency.record(nn(L));
-  if (cfg_.paced && r.woke >= r.sched && r.woke <= r.ready) {
-    source_wake.record(nn(r.woke - r.sched));
-    source_read.record(nn(r.ready - r.woke));
-  }
+  record_stage_times(*this, r, st, L);
   const LatencySplit split = split_latency(r, prev_proc_end_, prev_emit_, prev_off_share_);
   prev_proc_end_ = r.proc_end;
   prev_off_share_ = split.off_share;
@@ -244,79 +335,28 @@ void RunStats::add(ChunkRecord& r) noexcept {
   overhead.record(nn(L - st[static_cast<int>(Stage::process)]));
   dispatches += r.dispatches;
   launches += r.launches;
-  const std::size_t timed = std::min<std::size_t>(r.steps, step_wall.size());
-  int top_step = -1;
-  std::int64_t top_ns = -1;
-  for (std::size_t i = 0; i < timed; ++i) {
-    step_wall[i].record(r.step_ns[i]);
-    if (auto* rec = metrics_.step[i]) rec->record(r.step_ns[i]);
-    if (r.step_cpu_ns[i] > 0) step_cpu[i].record(r.step_cpu_ns[i]);
-    if (static_cast<std::int64_t>(r.step_ns[i]) > top_ns) {
-      top_ns = r.step_ns[i];
-      top_step = static_cast<int>(i);
-    }
-  }
+  const TopStep top = record_steps(*this, metrics_, r);
 
   if (stall_open_ && r.sched > open_stall_end_) stall_open_ = false;  // the hold-up is over
   if (cfg_.paced && L > cfg_.budget_ns) {
     ++misses;
     r.flags |= kChunkMiss;
     live_misses.store(misses, std::memory_order_relaxed);
-    // A queue wait is charged to the stage the chunk waited for: the processor was busy
-    // (or waking) for queue_in, the sink for queue_out.
-    const std::int64_t charge[3] = {st[0], st[1] + st[2], st[3] + st[4]};
-    const int who[3] = {static_cast<int>(Stage::source), static_cast<int>(Stage::process), static_cast<int>(Stage::sink)};
-    int worst = who[0];
-    std::int64_t most = charge[0];
-    for (int i = 1; i < 3; ++i)
-      if (charge[i] > most) {
-        most = charge[i];
-        worst = who[i];
-      }
-    // A chunk whose own processing alone took more than the budget misses because of the
-    // chain, whatever else was late in it.
-    if (st[2] > cfg_.budget_ns) worst = static_cast<int>(Stage::process);
+    const int worst = miss_stage(st, cfg_.budget_ns);
     ++miss_blame[static_cast<std::size_t>(worst)];
-    // The owner: the chain when processing on the CPU alone took more than the budget;
-    // otherwise whoever holds the largest share of the latency.
-    Owner owner = Owner::chain;
-    if (split.ns[static_cast<std::size_t>(Cause::process)] <= cfg_.budget_ns) {
-      std::int64_t big = -1;
-      for (int i = 0; i < kOwnerCount; ++i)
-        if (split.owner_ns[static_cast<std::size_t>(i)] > big) {
-          big = split.owner_ns[static_cast<std::size_t>(i)];
-          owner = static_cast<Owner>(i);
-        }
-    }
+    const Owner owner = miss_owner_of(split, cfg_.budget_ns);
     ++miss_owner[static_cast<std::size_t>(owner)];
     for (int i = 0; i < kOwnerCount; ++i) miss_owner_ns[static_cast<std::size_t>(i)] += split.owner_ns[static_cast<std::size_t>(i)];
     const Cause cause = split.largest;
     const std::int64_t cause_ns = split.ns[static_cast<std::size_t>(cause)];
-    if (top_step >= 0 && owner == Owner::chain) ++step_miss[static_cast<std::size_t>(top_step)];
+    if (top.step >= 0 && owner == Owner::chain) ++step_miss[static_cast<std::size_t>(top.step)];
     if (miss_list.size() < miss_list.capacity())  // within reserved capacity
-      miss_list.push_back({r.seq, L, r.emit, static_cast<Stage>(worst), owner, cause, cause_ns, top_step, top_ns});
+      miss_list.push_back({r.seq, L, r.emit, static_cast<Stage>(worst), owner, cause, cause_ns, top.step, top.ns});
     note_stall(r, L, owner, cause, cause_ns);
   }
-  const std::int64_t dry_after = cfg_.dry_after_ns > 0 ? cfg_.dry_after_ns : cfg_.chunk_ns;
-  if (cfg_.paced && L > dry_after) {
-    if (dry_chunks == 0) dry_first_seq = r.seq;
-    ++dry_chunks;
-    dry_worst_ns = std::max(dry_worst_ns, L - dry_after);
-  }
+  note_dry(*this, r, L);
 
-  if (have_prev_) {
-    const std::int64_t P = r.emit - prev_emit_;
-    period.record(nn(P));
-    const std::int64_t dev = P - cfg_.chunk_ns;
-    jitter.record(nn(dev < 0 ? -dev : dev));
-    if (live_jitter_) live_jitter_->record(nn(dev < 0 ? -dev : dev));
-    if (metrics_.period) metrics_.period->record(nn(P));
-    if (P > longest_gap_ns) {
-      longest_gap_ns = P;
-      longest_gap_seq = r.seq;
-      longest_gap_at = r.emit;
-    }
-  }
+  if (have_prev_) record_period(*this, r, r.emit - prev_emit_, live_jitter_, metrics_.period);
   have_prev_ = true;
   prev_emit_ = r.emit;
 

@@ -488,11 +488,12 @@ void print_compare_rounds(const CompareReport& r, const std::function<void(const
   }
 }
 
-}  // namespace
+using CompareLine = std::function<void(const std::string&)>;
 
-void print_compare(std::ostream& os, const CompareReport& r) {
-  std::string out;
-  auto line = [&](const std::string& s) { out += s + "\n"; };
+std::string ratio_cell(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : std::string("-"); }
+
+// What was compared and how: version, workload, pacing, GPU, streams, state, unavailable variants.
+void compare_head_lines(const CompareReport& r, const CompareLine& line) {
   const Environment& e = r.environment.host;
   const ReportWorkload& w = r.workload;
   line(fmt::format("chunkscope {} ({}) compare: {} round(s) of {} variant(s), interleaved (the order rotates each round)",
@@ -522,10 +523,13 @@ void print_compare(std::ostream& os, const CompareReport& r) {
     line("RUN INTERRUPTED: figures cover the rounds completed and the variants that ran in the interrupted one");
   for (const auto& v : r.variants)
     if (!v.available) line(fmt::format("unavailable {}: {}", v.name, v.reason.empty() ? "?" : v.reason));
+}
+
+// The pooled percentiles of each stage, variant by variant, with their ratios to the baseline.
+void compare_stage_rows(const CompareReport& r, const CompareLine& line) {
   line("");
   line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}", "stage", "variant", "p50", "p95", "p99", "x p50",
                    "x p95", "x p99"));
-  auto rt = [](const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : std::string("-"); };
   // rows grouped by stage in the order of the first variant's rows
   std::vector<std::string> order;
   for (const auto& row : r.table)
@@ -535,10 +539,14 @@ void print_compare(std::ostream& os, const CompareReport& r) {
     for (const auto& row : r.table) {
       if (row.stage != st) continue;
       line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}", st == last ? "" : st, row.variant,
-                       fmt_time(double(row.p50)), fmt_time(double(row.p95)), fmt_time(double(row.p99)), rt(row.ratio_p50),
-                       rt(row.ratio_p95), rt(row.ratio_p99)));
+                       fmt_time(double(row.p50)), fmt_time(double(row.p95)), fmt_time(double(row.p99)),
+                       ratio_cell(row.ratio_p50), ratio_cell(row.ratio_p95), ratio_cell(row.ratio_p99)));
       last = st;
     }
+}
+
+// One line per variant: end to end, headroom, GPU work, the call across rounds, the verdict.
+void compare_summary_rows(const CompareReport& r, const CompareLine& line) {
   line("");
   line(fmt::format("{:<20} {:>11} {:>12} {:>9} {:>9} {:>10} {:>10} {:>7} {:<20} {:>6} {:>6}  {}", "variant", "e2e p95",
                    "headroom p95", "launch/ch", "disp/ch", "launch p50", "gpu p50", "x e2e", "e2e p95 over rounds",
@@ -553,12 +561,15 @@ void print_compare(std::ostream& os, const CompareReport& r) {
     const std::string verdict = s.verdict_words();
     line(fmt::format("{:<20} {:>11} {:>12} {:>9.2f} {:>9.2f} {:>10} {:>10} {:>7} {:<20} {:>6} {:>6}  {}", s.variant,
                      tm(s.latency_p95_ns), tm(s.headroom_p95_ns), s.launches_per_chunk, s.dispatches_per_chunk,
-                     tm(s.launch_p50_ns), tm(s.gpu_p50_ns), rt(s.ratio_latency_p95), across, s.misses, s.drops, verdict));
+                     tm(s.launch_p50_ns), tm(s.gpu_p50_ns), ratio_cell(s.ratio_latency_p95), across, s.misses, s.drops,
+                     verdict));
   }
   line("x: ratio of pooled percentiles to the baseline (the first available variant); a ratio alone is no difference:");
   line("   'over rounds' says whether it holds across rounds (below); gpu p50 adds the p50s of H2D, kernel and D2H");
-  print_compare_rounds(r, line);
-  // each variant's warnings from its own diagnosis (the full findings are in its report)
+}
+
+// each variant's warnings from its own diagnosis (the full findings are in its report)
+void compare_findings(const CompareReport& r, const CompareLine& line) {
   bool header = false;
   for (const auto& v : r.variants) {
     if (!v.report) continue;
@@ -572,6 +583,18 @@ void print_compare(std::ostream& os, const CompareReport& r) {
       line(fmt::format("  {:<20} [{}] {}: {}", v.name, confidence_name(f.confidence), f.rule, f.text));
     }
   }
+}
+
+}  // namespace
+
+void print_compare(std::ostream& os, const CompareReport& r) {
+  std::string out;
+  const CompareLine line = [&](const std::string& s) { out += s + "\n"; };
+  compare_head_lines(r, line);
+  compare_stage_rows(r, line);
+  compare_summary_rows(r, line);
+  print_compare_rounds(r, line);
+  compare_findings(r, line);
   os << out;
 }
 

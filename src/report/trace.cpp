@@ -37,19 +37,22 @@ void put_us(fmt::memory_buffer& b, std::int64_t ns) {
   fmt::format_to(std::back_inserter(b), "{}.{:03}", ns / 1000, ns % 1000);
 }
 
-}  // namespace
+// The trace's events, one a line, comma-separated.
+struct EventStream {
+  std::ostream& o;
+  bool first = true;
+  void put(std::string_view ev) {
+    o << (first ? "\n" : ",\n");
+    first = false;
+    o.write(ev.data(), static_cast<std::streamsize>(ev.size()));
+  }
+};
 
-void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const TraceThreads& t,
-                 const TraceWindow& window) {
-  const int pid = t.pid;
-  const Track tracks[kStageCount] = {{"source", t.source_tid ? t.source_tid : kTraceDeviceSourceTrack},
-                                     {"queue_in", kTraceQueueInTrack},
-                                     {"process", t.processor_tid ? t.processor_tid : kTraceQueueInTrack + 16},
-                                     {"queue_out", kTraceQueueOutTrack},
-                                     {"sink", t.sink_tid ? t.sink_tid : kTraceDeviceSinkTrack}};
+// What the trace holds and how to read it: the clock, the tracks, the window of chunks kept.
+json trace_other_data(const std::vector<ChunkRecord>& records, int pid, const TraceWindow& window) {
   const std::uint64_t held = records.size();
   const std::uint64_t not_kept = window.emitted > held ? window.emitted - held : 0;
-  const json other = {
+  return {
       {"clock", "CLOCK_MONOTONIC"},
       {"ts_unit", "microseconds of CLOCK_MONOTONIC (absolute, as clock_gettime reads it)"},
       {"pid", pid},
@@ -63,15 +66,11 @@ void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const
       {"window", fmt::format("the last {} chunks to reach the sink (--trace-limit), warm-up included; {} of the run's "
                              "{} chunks are held, the {} before them are not kept",
                              window.limit, held, window.emitted, not_kept)}};
-  o << R"({"displayTimeUnit":"ms","otherData":)" << other.dump() << R"(,"traceEvents":[)";
+}
 
-  bool first = true;
-  auto put_event = [&](std::string_view ev) {
-    o << (first ? "\n" : ",\n");
-    first = false;
-    o.write(ev.data(), static_cast<std::streamsize>(ev.size()));
-  };
-  put_event(json({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", "chunkscope"}}}}).dump());
+// The metadata events: the process's name, each track's name and its place in the list.
+void put_track_names(EventStream& events, const Track (&tracks)[kStageCount], int pid) {
+  events.put(json({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", "chunkscope"}}}}).dump());
   for (int i = 0; i < kStageCount; ++i) {
     const bool thread = tracks[i].tid < kTraceQueueInTrack;
     // One name per thread: stages that share a thread (--inline) are named together, once.
@@ -85,81 +84,118 @@ void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const
     if (named_before) continue;
     const std::string label = thread ? fmt::format("{} thread", names)
                                      : fmt::format("{} (waits, not a thread)", names);
-    put_event(
+    events.put(
         json({{"ph", "M"}, {"pid", pid}, {"tid", tracks[i].tid}, {"name", "thread_name"}, {"args", {{"name", label}}}})
             .dump());
-    put_event(json({{"ph", "M"},
-                    {"pid", pid},
-                    {"tid", tracks[i].tid},
-                    {"name", "thread_sort_index"},
-                    {"args", {{"sort_index", i}}}})
-                  .dump());
+    events.put(json({{"ph", "M"},
+                     {"pid", pid},
+                     {"tid", tracks[i].tid},
+                     {"name", "thread_sort_index"},
+                     {"args", {{"sort_index", i}}}})
+                   .dump());
   }
+}
 
-  // the process slice holds each timed step's slice, end to end from proc_start
-  fmt::memory_buffer sev;
-  auto put_steps = [&](const ChunkRecord& r) {
-    std::int64_t at = r.proc_start;
-    const std::size_t n = std::min<std::size_t>(r.steps, window.steps.size());
-    for (std::size_t k = 0; k < n; ++k) {
-      sev.clear();
-      fmt::format_to(std::back_inserter(sev), R"({{"args":{{"seq":{},"step":{}}},"cat":"step","dur":)", r.seq, k + 1);
-      put_us(sev, r.step_ns[k]);
-      fmt::format_to(std::back_inserter(sev), R"(,"name":{},"ph":"X","pid":{},"tid":{},"ts":)",
-                     json(fmt::format("step {} {}", k + 1, window.steps[k])).dump(), pid, tracks[2].tid);
-      put_us(sev, at);
-      sev.push_back('}');
-      put_event(std::string_view(sev.data(), sev.size()));
-      at += r.step_ns[k];
-    }
-  };
+// Per chunk: five X slices (and the source's wake and read inside its slice) and two C
+// counters, keys in the order json objects keep them. The buffers are reused from chunk to chunk.
+class ChunkEvents {
+ public:
+  ChunkEvents(EventStream& events, const Track (&tracks)[kStageCount], int pid, const TraceWindow& window)
+      : events_(events), tracks_(tracks), pid_(pid), window_(window) {}
 
-  // Per chunk: five X slices (and the source's wake and read inside its slice) and two C counters, keys in the order json objects keep them
-  fmt::memory_buffer args, ev;
-  for (const auto& r : records) {
+  void put(const ChunkRecord& r) {
     const std::int64_t b[kStageCount + 1] = {r.sched, r.ready, r.dequeue, r.proc_end, r.sink_start, r.emit};
-    args.clear();
-    fmt::format_to(std::back_inserter(args), R"({{"frames":{},"latency_us":)", r.frames);
-    put_us(args, r.emit - r.sched);
-    fmt::format_to(std::back_inserter(args), R"(,"miss":{},"seq":{},"warmup":{}}})", (r.flags & kChunkMiss) != 0, r.seq,
+    args_.clear();
+    fmt::format_to(std::back_inserter(args_), R"({{"frames":{},"latency_us":)", r.frames);
+    put_us(args_, r.emit - r.sched);
+    fmt::format_to(std::back_inserter(args_), R"(,"miss":{},"seq":{},"warmup":{}}})", (r.flags & kChunkMiss) != 0, r.seq,
                    (r.flags & kChunkWarmup) != 0);
-    const std::string_view a(args.data(), args.size());
+    const std::string_view a(args_.data(), args_.size());
     for (int i = 0; i < kStageCount; ++i) {
-      ev.clear();
-      fmt::format_to(std::back_inserter(ev), R"({{"args":{},"cat":"{}","dur":)", a, tracks[i].name);
-      put_us(ev, std::max<std::int64_t>(0, b[i + 1] - b[i]));
-      fmt::format_to(std::back_inserter(ev), R"(,"name":"chunk {}","ph":"X","pid":{},"tid":{},"ts":)", r.seq, pid,
-                     tracks[i].tid);
-      put_us(ev, b[i]);
-      ev.push_back('}');
-      put_event(std::string_view(ev.data(), ev.size()));
+      ev_.clear();
+      fmt::format_to(std::back_inserter(ev_), R"({{"args":{},"cat":"{}","dur":)", a, tracks_[i].name);
+      put_us(ev_, std::max<std::int64_t>(0, b[i + 1] - b[i]));
+      fmt::format_to(std::back_inserter(ev_), R"(,"name":"chunk {}","ph":"X","pid":{},"tid":{},"ts":)", r.seq, pid_,
+                     tracks_[i].tid);
+      put_us(ev_, b[i]);
+      ev_.push_back('}');
+      events_.put(std::string_view(ev_.data(), ev_.size()));
       if (i == 2) put_steps(r);
       // the source's slice holds its wake-up (sched to woke) and its read (woke to ready)
-      if (i == 0 && r.woke > r.sched && r.woke <= r.ready) {  // paced: without a schedule woke is sched
-        const std::pair<const char*, std::pair<std::int64_t, std::int64_t>> parts[2] = {{"wake", {r.sched, r.woke}},
-                                                                                       {"read", {r.woke, r.ready}}};
-        for (const auto& [name, span] : parts) {
-          ev.clear();
-          fmt::format_to(std::back_inserter(ev), R"({{"args":{{"seq":{}}},"cat":"source","dur":)", r.seq);
-          put_us(ev, span.second - span.first);
-          fmt::format_to(std::back_inserter(ev), R"(,"name":"{}","ph":"X","pid":{},"tid":{},"ts":)", name, pid, tracks[0].tid);
-          put_us(ev, span.first);
-          ev.push_back('}');
-          put_event(std::string_view(ev.data(), ev.size()));
-        }
-      }
+      if (i == 0 && r.woke > r.sched && r.woke <= r.ready) put_source_parts(r);  // paced: without a schedule woke is sched
     }
+    put_counters(r);
+  }
+
+ private:
+  // the process slice holds each timed step's slice, end to end from proc_start
+  void put_steps(const ChunkRecord& r) {
+    std::int64_t at = r.proc_start;
+    const std::size_t n = std::min<std::size_t>(r.steps, window_.steps.size());
+    for (std::size_t k = 0; k < n; ++k) {
+      sev_.clear();
+      fmt::format_to(std::back_inserter(sev_), R"({{"args":{{"seq":{},"step":{}}},"cat":"step","dur":)", r.seq, k + 1);
+      put_us(sev_, r.step_ns[k]);
+      fmt::format_to(std::back_inserter(sev_), R"(,"name":{},"ph":"X","pid":{},"tid":{},"ts":)",
+                     json(fmt::format("step {} {}", k + 1, window_.steps[k])).dump(), pid_, tracks_[2].tid);
+      put_us(sev_, at);
+      sev_.push_back('}');
+      events_.put(std::string_view(sev_.data(), sev_.size()));
+      at += r.step_ns[k];
+    }
+  }
+
+  void put_source_parts(const ChunkRecord& r) {
+    const std::pair<const char*, std::pair<std::int64_t, std::int64_t>> parts[2] = {{"wake", {r.sched, r.woke}},
+                                                                                   {"read", {r.woke, r.ready}}};
+    for (const auto& [name, span] : parts) {
+      ev_.clear();
+      fmt::format_to(std::back_inserter(ev_), R"({{"args":{{"seq":{}}},"cat":"source","dur":)", r.seq);
+      put_us(ev_, span.second - span.first);
+      fmt::format_to(std::back_inserter(ev_), R"(,"name":"{}","ph":"X","pid":{},"tid":{},"ts":)", name, pid_,
+                     tracks_[0].tid);
+      put_us(ev_, span.first);
+      ev_.push_back('}');
+      events_.put(std::string_view(ev_.data(), ev_.size()));
+    }
+  }
+
+  void put_counters(const ChunkRecord& r) {
     const std::pair<const char*, std::pair<std::int64_t, std::int64_t>> counters[2] = {
         {"queue_in depth", {r.ready, r.q_in_depth}}, {"queue_out depth", {r.proc_end, r.q_out_depth}}};
     for (const auto& [name, at] : counters) {
-      ev.clear();
-      fmt::format_to(std::back_inserter(ev), R"({{"args":{{"depth":{}}},"name":"{}","ph":"C","pid":{},"ts":)", at.second,
-                     name, pid);
-      put_us(ev, at.first);
-      ev.push_back('}');
-      put_event(std::string_view(ev.data(), ev.size()));
+      ev_.clear();
+      fmt::format_to(std::back_inserter(ev_), R"({{"args":{{"depth":{}}},"name":"{}","ph":"C","pid":{},"ts":)", at.second,
+                     name, pid_);
+      put_us(ev_, at.first);
+      ev_.push_back('}');
+      events_.put(std::string_view(ev_.data(), ev_.size()));
     }
   }
+
+  EventStream& events_;
+  const Track (&tracks_)[kStageCount];
+  const int pid_;
+  const TraceWindow& window_;
+  fmt::memory_buffer args_, ev_, sev_;
+};
+
+}  // namespace
+
+void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const TraceThreads& t,
+                 const TraceWindow& window) {
+  const int pid = t.pid;
+  const Track tracks[kStageCount] = {{"source", t.source_tid ? t.source_tid : kTraceDeviceSourceTrack},
+                                     {"queue_in", kTraceQueueInTrack},
+                                     {"process", t.processor_tid ? t.processor_tid : kTraceQueueInTrack + 16},
+                                     {"queue_out", kTraceQueueOutTrack},
+                                     {"sink", t.sink_tid ? t.sink_tid : kTraceDeviceSinkTrack}};
+  const json other = trace_other_data(records, pid, window);
+  o << R"({"displayTimeUnit":"ms","otherData":)" << other.dump() << R"(,"traceEvents":[)";
+  EventStream events{o};
+  put_track_names(events, tracks, pid);
+  ChunkEvents chunk_events(events, tracks, pid, window);
+  for (const auto& r : records) chunk_events.put(r);
   o << "\n]}";
 }
 
