@@ -88,7 +88,7 @@ struct EngineResult {
 
 class Engine {
  public:
-  /// [no-alloc, no-block]
+  /// [allocates, no-block] makes its Impl (one allocation); construct before the run, off the real-time path.
   Engine();
   /// [no-alloc, no-block]
   ~Engine();
