@@ -95,6 +95,7 @@ struct ChainLayout {
 
 /// What a backend did since prepare()/reset(), for reports. Plain counters.
 struct BackendCounters {
+  bool operator==(const BackendCounters&) const = default;
   std::uint64_t chunks = 0;            // process() calls that succeeded
   std::uint64_t kernel_launches = 0;   // kernels launched one by one (eager)
   std::uint64_t graph_launches = 0;    // cudaGraphLaunch calls (graph replay)

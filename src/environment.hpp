@@ -7,6 +7,7 @@
 namespace chunkscope {
 
 struct Environment {
+  bool operator==(const Environment&) const = default;
   std::string version, commit, cpu, os, compiler, build;
   int logical_cpus = 0;
   bool cuda_built = false;

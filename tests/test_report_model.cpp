@@ -79,7 +79,7 @@ struct SyntheticRun {
     w.rate = 48000;
     w.channels = 2;
     w.chunk_frames = 256;
-    w.warmup = 10;
+    w.warmup_chunks = 10;
     w.margin_text = "20%";
     w.margin_ns = D / 5;
     w.queue_depth = 8;

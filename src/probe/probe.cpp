@@ -286,7 +286,7 @@ Workload probe_workload(const chunkscope_probe& p) {
   w.rate = s.rate;
   w.channels = s.channels;
   w.chunk_frames = s.block;
-  w.warmup = s.warmup;
+  w.warmup_chunks = s.warmup;
   w.margin_text = s.margin_text;
   w.margin_ns = s.margin_ns;
   w.media_seconds = static_cast<double>(p.stats.frames) / s.rate;

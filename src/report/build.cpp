@@ -327,29 +327,13 @@ namespace {
 
 // The workload section: the setup, the stage signature stage-bench rebuilds, the run mode.
 ReportWorkload report_workload(const Workload& w, const Plan& plan, const EngineResult& er) {
-  ReportWorkload wl;
-  wl.command = w.command;
-  wl.source = w.source;
-  wl.sink = w.sink;
+  ReportWorkload wl = w;
   wl.chain = plan.spec;
   wl.fused = plan.fused;
   wl.dispatches_per_chunk_planned = static_cast<int>(plan.dispatches());
   wl.sections_per_sample = static_cast<int>(plan.total_sections());
   wl.filter_stages = count_filter_stages(plan);
-  wl.backend = w.backend;
-  wl.mode = w.mode;
-  wl.rate = w.rate;
-  wl.channels = w.channels;
-  wl.chunk_frames = w.chunk_frames;
-  wl.dtype = w.dtype;
-  wl.warmup_chunks = w.warmup;
-  if (!w.max_speed) wl.speed = w.speed;
-  wl.margin_text = w.margin_text;
-  wl.margin_ns = w.margin_ns;
-  wl.queue_depth = w.queue_depth;
   wl.pool_chunks = static_cast<int>(er.pool_chunks);
-  wl.media_seconds = w.media_seconds;
-  wl.input = w.input;
   Signature sig;
   sig.frames = w.chunk_frames;
   sig.channels = w.channels * w.batch;  // what the backend processed
@@ -365,8 +349,6 @@ ReportWorkload report_workload(const Workload& w, const Plan& plan, const Engine
   sig.gpu_timing = w.gpu_timing;
   sig.short_chunk = w.short_chunk;
   wl.signature = sig;
-  wl.variant = w.variant;
-  wl.rounds = w.rounds;
   RunMode mode;
   mode.wait = wait_mode_name(w.wait);
   mode.rt = w.rt;
@@ -390,7 +372,7 @@ void fill_method(RunReport& r, const Workload& w, const Environment& env, const 
   r.method.relative_error = st.latency.relative_error_bound();
   r.method.latency_from = w.command == "monitor" ? "the device callback's hand-over of the input (the device's clock paces the run)"
                           : w.command == "probe" ? "the application's callback entry (begin) to its end: the callback's own time"
-                          : w.max_speed          ? "hand-over by the source (no schedule at --speed max)"
+                          : w.max_speed()        ? "hand-over by the source (no schedule at --speed max)"
                                                  : "scheduled arrival t0 + k*D (coordinated omission not hidden)";
   r.timing = {cfg.chunk_ns, cfg.budget_ns, cfg.paced};
 }

@@ -16,30 +16,16 @@
 namespace chunkscope {
 
 /// What the command knows of a run beyond its statistics: how it was set up.
-struct Workload {
-  std::string command;      // replay, synth, monitor, compare
-  std::string source, sink;
-  std::string backend, mode;
+struct Workload : ReportWorkload {
+  // ReportWorkload: what the report's workload section says (chain, plan and pool fields
+  // are filled from the plan and the engine's result by build_run_report)
+  int batch = 1;  // streams batched into each chunk (--batch): the backend sees batch x channels
+  // the backend's kernels, for the signature stage-bench rebuilds
   std::string cpu_isa, cpu_layout;  // the CPU backend's kernels ("" for other backends)
-  double rate = 0;
-  int channels = 0;         // of one stream
-  int batch = 1;            // streams batched into each chunk (--batch): the backend sees batch x channels
-  int chunk_frames = 0;
-  DType dtype = DType::f32;
-  std::uint64_t warmup = 0;
-  bool max_speed = false;
-  double speed = 1;
-  std::string margin_text;
-  std::int64_t margin_ns = 0;
-  int queue_depth = 0;
-  double media_seconds = 0;  // of the whole source
-  InputDesc input;           // where the samples came from (stage-bench regenerates them)
   std::size_t state_values = 0;
   bool gpu_timing = false;
   std::string short_chunk = "eager";  // graph mode: eager fallback or recapture
   BackendCounters counters;
-  std::string variant;  // a variant of a comparison
-  int rounds = 0;
   // How the engine ran (--rt, --cpus, --wait, --inline), and the machine around the run
   bool rt = false;
   ThreadPolicy policy;

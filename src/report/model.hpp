@@ -27,6 +27,7 @@ namespace chunkscope {
 /// A histogram as a report keeps it: exact count, min, max and mean, and the percentiles
 /// of the log-linear histogram. Percentile fields are meaningful only when count > 0.
 struct HistSummary {
+  bool operator==(const HistSummary&) const = default;
   std::uint64_t count = 0;
   std::int64_t min = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, p99_9 = 0, max = 0;
   double mean = 0;
@@ -49,6 +50,7 @@ const char* run_state_name(RunState s) noexcept;
 
 /// Where the samples of a run came from, so that it can be replayed.
 struct InputDesc {
+  bool operator==(const InputDesc&) const = default;
   enum class Kind { none, file, synth, device } kind = Kind::none;
   std::string path;                    // file
   std::string signal;                  // synth
@@ -60,6 +62,7 @@ struct InputDesc {
 
 /// The processing stage's I/O signature: what stage-bench must rebuild.
 struct Signature {
+  bool operator==(const Signature&) const = default;
   int frames = 0;
   int channels = 0;
   double rate = 0;
@@ -77,6 +80,7 @@ struct Signature {
 
 /// How the engine ran (--wait, --rt, --cpus, --inline).
 struct RunMode {
+  bool operator==(const RunMode&) const = default;
   std::string wait = "block";
   bool rt = false;
   int rt_priority = 0;   // SCHED_FIFO priority with --rt
@@ -86,6 +90,7 @@ struct RunMode {
 };
 
 struct ReportWorkload {
+  bool operator==(const ReportWorkload&) const = default;
   std::string command;  // replay, synth, monitor, compare
   std::string source, sink;
   std::string chain;
@@ -99,7 +104,7 @@ struct ReportWorkload {
   int chunk_frames = 0;
   DType dtype = DType::f32;
   std::uint64_t warmup_chunks = 0;
-  std::optional<double> speed;  // nullopt: --speed max
+  std::optional<double> speed = 1.0;  // nullopt: --speed max
   std::string margin_text;
   std::int64_t margin_ns = 0;
   int queue_depth = 0;
@@ -118,15 +123,18 @@ struct ReportWorkload {
 std::string cpu_kernels_text(const ReportWorkload& w);
 
 struct GpuEnvironment {
+  bool operator==(const GpuEnvironment&) const = default;
   std::string name, driver, compute_capability;
 };
 
 struct ReportEnvironment {
+  bool operator==(const ReportEnvironment&) const = default;
   Environment host;
   std::optional<GpuEnvironment> gpu;  // CUDA runs only
 };
 
 struct Method {
+  bool operator==(const Method&) const = default;
   std::string clock = "CLOCK_MONOTONIC";
   std::string percentiles;
   double relative_error = 0;
@@ -134,12 +142,14 @@ struct Method {
 };
 
 struct Timing {
+  bool operator==(const Timing&) const = default;
   std::int64_t chunk_ns = 0;   // D
   std::int64_t budget_ns = 0;  // B
   bool paced = true;
 };
 
 struct MissRecord {
+  bool operator==(const MissRecord&) const = default;
   std::uint64_t seq = 0;
   std::int64_t latency_ns = 0;
   Stage blame = Stage::process;
@@ -154,6 +164,7 @@ struct MissRecord {
 /// One stall event (rt/run_stats.hpp StallEvent), times relative to the first scheduled
 /// chunk.
 struct StallRecord {
+  bool operator==(const StallRecord&) const = default;
   std::uint64_t first_seq = 0, last_seq = 0, chunks = 0;
   double start_s = 0;              // the first chunk's deadline
   std::int64_t length_ns = 0;      // from the first chunk's deadline to the last missed chunk's emit
@@ -164,6 +175,7 @@ struct StallRecord {
 };
 
 struct Counts {
+  bool operator==(const Counts&) const = default;
   std::uint64_t produced = 0, emitted = 0, warmup = 0, counted = 0, short_chunks = 0, frames_emitted = 0;
   std::uint64_t drops = 0, drops_pool_empty = 0, drops_queue_full = 0;
   std::vector<std::uint64_t> drop_seqs;
@@ -182,10 +194,12 @@ struct Counts {
 };
 
 struct Headroom {
+  bool operator==(const Headroom&) const = default;
   std::int64_t p95 = 0, p99 = 0, max = 0;
 };
 
 struct Verdict {
+  bool operator==(const Verdict&) const = default;
   std::optional<bool> realtime_safe;  // nullopt: no deadline verdict (--speed max, nothing counted)
   std::optional<Stage> blame;         // paced runs with counted chunks only
   std::optional<Owner> owner;         // who the misses belong to (chain, platform, io, consumer); with misses only
@@ -193,12 +207,14 @@ struct Verdict {
 };
 
 struct LongestGap {
+  bool operator==(const LongestGap&) const = default;
   std::int64_t ns = 0;
   std::uint64_t seq = 0;
   double at_s = 0;
 };
 
 struct Cadence {
+  bool operator==(const Cadence&) const = default;
   HistSummary period;
   std::optional<std::int64_t> jitter_p95_ns;  // nullopt without a schedule
   std::optional<double> drift_ppm;            // nullopt without a schedule
@@ -215,16 +231,19 @@ struct Cadence {
 };
 
 struct Throughput {
+  bool operator==(const Throughput&) const = default;
   // speed_factor: media time / wall time, the real-time factor (JSON also as realtime_factor)
   double wall_seconds = 0, media_seconds = 0, speed_factor = 0, chunks_per_second = 0;
 };
 
 struct Queues {
+  bool operator==(const Queues&) const = default;
   int depth = 0;
   std::uint64_t in_high_water = 0, out_high_water = 0;
 };
 
 struct Checksums {
+  bool operator==(const Checksums&) const = default;
   std::string algorithm = "fnv1a64";
   std::vector<std::string> input, output;  // 16 hex digits per chunk
 };
@@ -234,6 +253,7 @@ struct Checksums {
 /// SeriesPoint) and kept in 32 bits, like the flags: a long run's series is the largest
 /// part of its report.
 struct Series {
+  bool operator==(const Series&) const = default;
   std::uint64_t capacity = 0;
   bool truncated = false;
   std::uint64_t not_kept = 0;
@@ -248,6 +268,7 @@ struct Series {
 inline constexpr std::int64_t kSeriesShort = 1, kSeriesWarmup = 2, kSeriesMiss = 4;
 
 struct XrunRecord {
+  bool operator==(const XrunRecord&) const = default;
   std::uint64_t callback = 0;
   double at_s = 0;
   std::uint64_t flags = 0;
@@ -255,6 +276,7 @@ struct XrunRecord {
 
 /// A monitor run's device section.
 struct DeviceSection {
+  bool operator==(const DeviceSection&) const = default;
   std::string input, output;  // output "none" when input only
   std::string host_api;
   bool duplex = false;
@@ -272,6 +294,7 @@ struct DeviceSection {
 
 /// One side of the platform baseline (rt/baseline_probe.hpp).
 struct BaselineSummary {
+  bool operator==(const BaselineSummary&) const = default;
   std::int64_t period_ns = 0, duration_ns = 0;
   HistSummary wake;     // timer wake-up lateness at the period
   HistSummary handoff;  // thread hand-off round trip through the engine's kind of queue
@@ -279,6 +302,7 @@ struct BaselineSummary {
 
 /// What one engine thread used over the run (getrusage per thread).
 struct ThreadRecord {
+  bool operator==(const ThreadRecord&) const = default;
   std::string thread;  // source, processor, sink
   int tid = 0;
   std::int64_t voluntary = 0, involuntary = 0;  // context switches: waited, preempted
@@ -287,6 +311,7 @@ struct ThreadRecord {
 
 /// The machine's load (/proc/loadavg) at one moment.
 struct MachineLoad {
+  bool operator==(const MachineLoad&) const = default;
   double load1 = 0;
   int runnable = 0;
   int cpus_online = 0;
@@ -295,6 +320,7 @@ struct MachineLoad {
 /// The platform around a run: the baseline before and after it, per-thread context
 /// switches, and the machine's load and steal.
 struct PlatformSection {
+  bool operator==(const PlatformSection&) const = default;
   std::optional<BaselineSummary> before, after;
   std::vector<ThreadRecord> threads;
   std::optional<MachineLoad> load_before, load_after;
@@ -309,6 +335,7 @@ struct PlatformSection {
 /// What the real-time audit counted in a hosted step's process() calls (rt/hosted.hpp):
 /// every call of the run, warm-up included. "first" fields: the chunk's sequence number.
 struct StepAudit {
+  bool operator==(const StepAudit&) const = default;
   std::uint64_t calls = 0;
   bool allocations_counted = true;  // false: this build counts no heap calls (sanitizers)
   std::uint64_t allocations = 0, frees = 0;
@@ -325,6 +352,7 @@ struct StepAudit {
 /// One planned step of the processor (a fused cascade, a calibration step, a hosted step),
 /// timed on its own per counted chunk (CPU backend).
 struct StepRecord {
+  bool operator==(const StepRecord&) const = default;
   int index = 0;                 // 1-based, in plan order
   std::string kind;              // cascade, spin, sleep, hosted
   std::string label;             // its stages' specs, or the hosted step's label
@@ -342,6 +370,7 @@ struct StepRecord {
 /// One diagnosis finding: a rule that fired, its numbers, how sure it is, and the smallest
 /// next experiment.
 struct Finding {
+  bool operator==(const Finding&) const = default;
   enum class Severity { warning, info, ok } severity = Severity::info;
   enum class Confidence { high, medium, low } confidence = Confidence::medium;
   std::string rule;
@@ -356,6 +385,7 @@ const char* confidence_name(Finding::Confidence c) noexcept;
 
 /// One stream of a run with --streams N: its own figures, from its own report.
 struct StreamFigures {
+  bool operator==(const StreamFigures&) const = default;
   int stream = 0;                 // 0-based
   std::int64_t offset_ns = 0;     // its schedule's offset from stream 0's
   RunState state = RunState::complete;
@@ -369,6 +399,7 @@ struct StreamFigures {
 /// A run of N independent streams of one chain (--streams N): each stream's figures, the
 /// worst stream and all chunks pooled. The rest of the report is the worst stream's.
 struct StreamsSection {
+  bool operator==(const StreamsSection&) const = default;
   int count = 1;
   bool staggered = true;          // schedules offset evenly over one chunk period (--stagger)
   std::int64_t offset_step_ns = 0;  // between consecutive streams (0 when aligned)
@@ -394,6 +425,7 @@ struct StreamsSection {
 };
 
 struct RunReport {
+  bool operator==(const RunReport&) const = default;
   RunState state = RunState::complete;
   std::string reason;  // why not complete
   std::uint64_t not_processed = 0;  // queued chunks a stop sent back unprocessed (interrupted runs)
@@ -446,6 +478,7 @@ struct RunReport {
 /// One variant of a comparison: its name and either its full run report or why it could
 /// not run.
 struct CompareVariant {
+  bool operator==(const CompareVariant&) const = default;
   std::string name;
   bool available = false;
   std::string reason;
@@ -455,12 +488,14 @@ struct CompareVariant {
 /// A row of the side-by-side table: one stage (stage key, part key or "end-to-end") of one
 /// variant, with ratios to the baseline (nullopt where the baseline has none or 0).
 struct CompareRow {
+  bool operator==(const CompareRow&) const = default;
   std::string variant, stage;
   std::int64_t p50 = 0, p95 = 0, p99 = 0;
   std::optional<double> ratio_p50, ratio_p95, ratio_p99;
 };
 
 struct CompareSummary {
+  bool operator==(const CompareSummary&) const = default;
   std::string variant;
   RunState state = RunState::complete;
   std::optional<std::int64_t> latency_p95_ns, process_p50_ns, process_p95_ns, headroom_p95_ns;
@@ -489,6 +524,7 @@ const char* compare_figure_label(CompareFigure f) noexcept;
 
 /// One round of one variant: figures of that round's counted chunks alone.
 struct CompareRound {
+  bool operator==(const CompareRound&) const = default;
   int round = 0;           // 1-based
   int position = 0;        // 1-based place of the variant in the round's order
   bool complete = true;    // false: the round was interrupted, or the variant failed in it
@@ -525,6 +561,7 @@ struct CompareRound {
 
 /// The spread of one figure over a variant's complete rounds that have a value for it.
 struct CompareSpread {
+  bool operator==(const CompareSpread&) const = default;
   CompareFigure figure = CompareFigure::latency_p95;
   int rounds = 0;
   double min = 0, median = 0, max = 0;
@@ -532,6 +569,7 @@ struct CompareSpread {
 
 /// One variant's rounds and the spread of each figure across them.
 struct CompareRounds {
+  bool operator==(const CompareRounds&) const = default;
   std::string variant;
   std::vector<CompareRound> rounds;
   std::vector<CompareSpread> spread;  // figures with a value in at least one complete round
@@ -544,6 +582,7 @@ struct CompareRounds {
 
 /// How a comparison decides that a figure differs: see docs/profiler.md (compare).
 struct CompareRule {
+  bool operator==(const CompareRule&) const = default;
   int min_rounds = 3;         // fewer complete rounds on either side: the spread cannot be judged
   int resamples = 2000;       // bootstrap resamples of the ratio of medians
   double confidence = 0.95;   // two-sided percentile interval
@@ -552,6 +591,7 @@ struct CompareRule {
 
 /// Whether one figure of a variant differs from the baseline's, judged across rounds.
 struct CompareCall {
+  bool operator==(const CompareCall&) const = default;
   enum class Call { difference, no_clear_difference, cannot_judge };
   std::string variant;
   CompareFigure figure = CompareFigure::latency_p95;
@@ -577,6 +617,7 @@ struct CompareCall {
 };
 
 struct CompareReport {
+  bool operator==(const CompareReport&) const = default;
   std::string baseline;
   int rounds = 0, rounds_completed = 0;
   std::string order;  // how the rounds were ordered, in words

@@ -1,7 +1,8 @@
 #pragma once
-// The JSON schemas of saved reports, chunkscope.report/1 and chunkscope.compare/1, and the
-// only place their keys are spelt: the typed model (src/report/model.hpp) is written to
-// JSON and read back here. Reading is tolerant of what older reports lack (a missing
+// The JSON schemas of saved reports, chunkscope.report/1 and chunkscope.compare/1: the
+// typed model (src/report/model.hpp) is written to JSON and read back here, both through
+// the one description of each struct in src/report/schema_fields.hpp (the only place a
+// key is spelt). Reading is tolerant of what older reports lack (a missing
 // optional field keeps its default) and strict about what is there: a missing required
 // section or a value of the wrong type or out of range is refused with one line naming
 // the field. Not real-time.

@@ -469,9 +469,8 @@ Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Ba
   w.batch = su.batch;
   w.chunk_frames = opt.chunk;
   w.dtype = opt.dtype;
-  w.warmup = static_cast<std::uint64_t>(opt.warmup);
-  w.max_speed = su.max_speed;
-  w.speed = su.speed;
+  w.warmup_chunks = static_cast<std::uint64_t>(opt.warmup);
+  w.speed = su.max_speed ? std::nullopt : std::optional<double>(su.speed);
   w.margin_text = opt.margin;
   w.margin_ns = su.margin_ns;
   w.queue_depth = opt.queue_depth;
