@@ -19,6 +19,7 @@
 #include "rt/checksum.hpp"
 #include "rt/clock.hpp"
 #include "rt/denormals.hpp"
+#include "rt/run_stats.hpp"
 #include "src/cli/signals.hpp"
 #include "src/io/output_file.hpp"
 #include "src/errors.hpp"
@@ -44,8 +45,13 @@ constexpr std::int64_t ProcessStats::*kPartFields[kParts] = {&ProcessStats::laun
                                                               &ProcessStats::kernel_ns, &ProcessStats::d2h_ns,
                                                               &ProcessStats::sync_ns, &ProcessStats::calib_ns};
 
-// Stage names of a run that cannot be replayed alone.
-const char* const kPipelineOnly[] = {"source", "queue_in", "queue_out", "sink", "end-to-end", "latency"};
+// Stage names of a run that cannot be replayed alone: every stage but process, and the
+// end-to-end path.
+bool pipeline_only(const std::string& name) {
+  for (int i = 0; i < kStageCount; ++i)
+    if (static_cast<Stage>(i) != Stage::process && name == stage_key(static_cast<Stage>(i))) return true;
+  return name == "end-to-end" || name == "latency";
+}
 
 // Caps on the input kept in memory for the timed calls (chunks cycle through it).
 constexpr std::size_t kPoolMaxChunks = 256;
@@ -74,10 +80,9 @@ std::uint64_t parse_hex64(const std::string& label, const std::string& s, const 
 
 void check_options(const StageBenchOptions& o) {
   if (o.report.empty()) throw InputError("stage-bench: a run report (RUN.json) is required");
-  if (o.stage != "process") {
-    for (const char* s : kPipelineOnly)
-      if (o.stage == s)
-        throw InputError(fmt::format(
+  if (o.stage != stage_key(Stage::process)) {
+    if (pipeline_only(o.stage))
+      throw InputError(fmt::format(
             "--stage: '{}' cannot run alone: queues, the sink and the end-to-end path exist only inside the pipeline, "
             "and the source is read here only to regenerate the input (supported: process)",
             o.stage));

@@ -185,11 +185,12 @@ class ChunkEvents {
 void write_trace(std::ostream& o, const std::vector<ChunkRecord>& records, const TraceThreads& t,
                  const TraceWindow& window) {
   const int pid = t.pid;
-  const Track tracks[kStageCount] = {{"source", t.source_tid ? t.source_tid : kTraceDeviceSourceTrack},
-                                     {"queue_in", kTraceQueueInTrack},
-                                     {"process", t.processor_tid ? t.processor_tid : kTraceQueueInTrack + 16},
-                                     {"queue_out", kTraceQueueOutTrack},
-                                     {"sink", t.sink_tid ? t.sink_tid : kTraceDeviceSinkTrack}};
+  const Track tracks[kStageCount] = {
+      {stage_key(Stage::source), t.source_tid ? t.source_tid : kTraceDeviceSourceTrack},
+      {stage_key(Stage::wait_in), kTraceQueueInTrack},
+      {stage_key(Stage::process), t.processor_tid ? t.processor_tid : kTraceQueueInTrack + 16},
+      {stage_key(Stage::wait_out), kTraceQueueOutTrack},
+      {stage_key(Stage::sink), t.sink_tid ? t.sink_tid : kTraceDeviceSinkTrack}};
   const json other = trace_other_data(records, pid, window);
   o << R"({"displayTimeUnit":"ms","otherData":)" << other.dump() << R"(,"traceEvents":[)";
   EventStream events{o};
