@@ -403,3 +403,56 @@ TEST_CASE("one name, one meaning: the period ratio is written as cadence.period_
   j["cadence"]["realtime_factor"] = 1.25;  // as an older version wrote it
   CHECK(run_report_from_json(j).cadence.period_ratio_p95 == 1.25);
 }
+
+TEST_CASE("report model: a run that missed nothing is called safe only over 200 counted chunks; a miss is not safe at any count") {
+  // a warm-up of 10: 209 chunks count 199, 210 count 200
+  for (const std::uint64_t n : {std::uint64_t{209}, std::uint64_t{210}}) {
+    SyntheticRun run(n, 8'500'000, 2);
+    const RunReport r = build_run_report(run.w, run.plan, run.env, run.stats, run.er, {}, duplex_device(0, 2));
+    REQUIRE(r.counts.counted == n - 10);
+    REQUIRE(r.counts.misses == 0);
+    REQUIRE(r.headroom);
+    CHECK(r.headroom->p95 > 0);
+    if (n == 209) {
+      CHECK_FALSE(r.verdict.realtime_safe.has_value());
+      CHECK(r.verdict.needed_chunks == kChunksToJudgeP95);
+      CHECK(r.verdict.text.find("cannot judge (199 chunks, need 200)") == 0);
+      CHECK(has_rule(r, "too_few_to_judge"));
+      CHECK_FALSE(has_rule(r, "healthy"));
+      CHECK(has(terminal(r), "headline   cannot judge (199 chunks, need 200)"));
+    } else {
+      CHECK(r.verdict.realtime_safe == true);
+      CHECK(r.verdict.needed_chunks == 0);
+      CHECK_FALSE(has_rule(r, "too_few_to_judge"));
+    }
+    const RunReport back = run_report_from_json(to_json(r));
+    CHECK(back.verdict == r.verdict);
+    CHECK(to_json(r)["verdict"].contains("needed_chunks") == (n == 209));
+  }
+  // every chunk late, few of them: not safe, whatever the count
+  SyntheticRun late(40, 8'500'000, 1);
+  const RunReport r = build_run_report(late.w, late.plan, late.env, late.stats, late.er, {}, duplex_device(0, 1));
+  REQUIRE(r.counts.counted == 30);
+  REQUIRE(r.counts.misses > 0);
+  CHECK(r.verdict.realtime_safe == false);
+  CHECK(r.verdict.needed_chunks == 0);
+  CHECK_FALSE(has_rule(r, "too_few_to_judge"));
+  // an xrun too
+  SyntheticRun few(40, 8'500'000, 2);
+  const RunReport x = build_run_report(few.w, few.plan, few.env, few.stats, few.er, {}, duplex_device(1, 2));
+  CHECK(x.verdict.realtime_safe == false);
+  CHECK(x.verdict.needed_chunks == 0);
+}
+
+TEST_CASE("report model: a verdict that cannot be judged has its own words, with the count and the need") {
+  CHECK(std::string(verdict_word(std::nullopt, kChunksToJudgeP95)) == "cannot judge");
+  CHECK(std::string(verdict_word(std::nullopt, 0)) == "-");
+  CHECK(std::string(verdict_word(true, 0)) == "safe");
+  CHECK(std::string(verdict_word(false, 0)) == "NOT safe");
+  CompareSummary s;
+  s.counted = 84;
+  s.needed_chunks = kChunksToJudgeP95;
+  CHECK(s.verdict_words() == "cannot judge (84 chunks, need 200)");
+  s.needed_chunks = 0;
+  CHECK(s.verdict_words() == "throughput only");
+}

@@ -155,6 +155,36 @@ TEST_CASE("streams: all streams safe make a safe run; the worst is the one with 
   CHECK(r.verdict.text.find("worst of 2 streams") == 0);
 }
 
+TEST_CASE("streams: a stream with too few chunks to judge leaves the pooled verdict open; one that missed decides it") {
+  const CraftedStream many(300, {});
+  const CraftedStream few(150, {});                    // nothing missed, 150 counted
+  const CraftedStream few_late(150, {{20, 2 * kB}});  // missed: not safe at any count
+  REQUIRE(few.report.counts.counted == 150);
+  CHECK_FALSE(few.report.verdict.realtime_safe.has_value());
+  CHECK(few.report.verdict.needed_chunks == kChunksToJudgeP95);
+  CHECK(many.report.verdict.realtime_safe == true);
+  CHECK(few_late.report.verdict.realtime_safe == false);
+  CHECK(few_late.report.verdict.needed_chunks == 0);
+
+  const std::vector<StreamRun> open_runs = {{&many.report, &many.stats, 0}, {&few.report, &few.stats, 0}};
+  const StreamsSection s = build_streams_section(open_runs, false, 0);
+  CHECK_FALSE(s.realtime_safe.has_value());
+  CHECK(s.needed_chunks == kChunksToJudgeP95);
+  CHECK(s.streams[1].needed_chunks == kChunksToJudgeP95);
+  CHECK(s.unsafe_streams() == 0);
+  const RunReport r = combine_streams(open_runs, false, 0);
+  CHECK_FALSE(r.verdict.realtime_safe.has_value());
+  CHECK(r.verdict.needed_chunks == kChunksToJudgeP95);
+  CHECK(r.verdict.text.find("cannot judge (150 chunks, need 200)") != std::string::npos);
+  CHECK(run_report_from_json(to_json(r)) == r);
+
+  const std::vector<StreamRun> late_runs = {{&few.report, &few.stats, 0}, {&few_late.report, &few_late.stats, 0}};
+  const StreamsSection t = build_streams_section(late_runs, false, 0);
+  CHECK(t.realtime_safe == false);
+  CHECK(t.needed_chunks == 0);
+  CHECK(combine_streams(late_runs, false, 0).verdict.realtime_safe == false);
+}
+
 TEST_CASE("streams: worst_stream ranks an incomplete stream first, then an unsafe one, then the least headroom") {
   std::vector<StreamFigures> f(4);
   for (int k = 0; k < 4; ++k) {

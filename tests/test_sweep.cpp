@@ -1,6 +1,7 @@
 // chunkscope sweep: the grid, the rule, the frontier, the row that stops at its first cell
 // that is not safe, and Ctrl-C that keeps the cells done.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <csignal>
@@ -142,9 +143,17 @@ TEST_CASE("sweep: a real grid; a row stops at its first cell that is not safe; e
     const std::int64_t D = c.at("chunk_ns");
     CHECK(D == std::llround(chunk * 1e9 / 48000));
     CHECK(c.at("budget_ns").get<std::int64_t>() == D - std::llround(D * 0.2));  // margin 20 %
-    // the rule, recomputed from the cell's own figures
+    // the rule, recomputed from the cell's own figures: a cell that missed nothing but
+    // counted fewer than 200 chunks in a stream (2048 frames: 10 each) cannot be judged
     const bool safe = c.at("headroom_p95_ns").get<std::int64_t>() > 0 && c.at("stall_events") == 0 && c.at("drops") == 0;
-    CHECK(c.at("safe") == safe);
+    CHECK(c.at("fewest_counted").get<std::uint64_t>() * n <= c.at("counted").get<std::uint64_t>());
+    if (safe && c.at("fewest_counted").get<std::uint64_t>() < kChunksToJudgeP95) {
+      CHECK(c.at("safe").is_null());
+      CHECK(c.at("needed_chunks") == kChunksToJudgeP95);
+    } else {
+      CHECK(c.at("safe") == safe);
+      CHECK_FALSE(c.contains("needed_chunks"));
+    }
     CHECK(c.at("engine_cpu_ns").get<std::int64_t>() > 0);
   }
   // the frontier agrees with the cells
@@ -163,6 +172,13 @@ TEST_CASE("sweep: a real grid; a row stops at its first cell that is not safe; e
   CHECK(f.at("largest_safe_streams").at(0).at("streams").is_null());
   const std::string page = testutil::slurp(html);
   CHECK(page.find("id=\"sweep-frontier-0\"") != std::string::npos);
+  // a cell that cannot be judged says so with its count, and does not end its row
+  for (const auto& [key, c] : by) {
+    if (!c.contains("needed_chunks")) continue;
+    CHECK(r.out.find(fmt::format("cannot judge ({} chunks, need 200)", c.at("fewest_counted").get<std::uint64_t>())) !=
+          std::string::npos);
+    if (key.second == 1) CHECK(by[{key.first, 2}].at("state") == "done");
+  }
 }
 
 TEST_CASE("sweep: SIGINT keeps the cells done and marks the rest") {

@@ -212,7 +212,7 @@ int run_sweep(const SweepOptions& so, const std::atomic<bool>* stop_flag) {
           failed = true;
           failure = fmt::format("{} at {} frames x {} streams: {}", cell.variant, cell.chunk, n, cell.reason);
         }
-        if (cell.safe != true) row_failed = true;
+        if (cell.safe == false) row_failed = true;  // too few chunks to judge: the row goes on
         if (!so.stream.quiet) {
           std::cerr << fmt::format(
               "chunkscope: sweep cell {}/{}: {} {} frames x {} stream(s): {}\n", index, cells_total, cell.variant,
@@ -220,7 +220,7 @@ int run_sweep(const SweepOptions& so, const std::atomic<bool>* stop_flag) {
               cell.state == SweepCell::State::done
                   ? fmt::format("p95 headroom {}, {} stall event(s), {} drop(s): {}",
                                 cell.headroom_p95_ns ? fmt_time(static_cast<double>(*cell.headroom_p95_ns)) : "-",
-                                cell.stalls, cell.drops, cell.safe == true ? "safe" : "NOT safe")
+                                cell.stalls, cell.drops, cell.verdict_words())
                   : fmt::format("{} ({})", sweep_state_name(cell.state), one_line(cell.reason)));
         }
       }

@@ -245,14 +245,15 @@ std::string streams_section(const RunReport& r) {
   auto t = [](const HistSummary& h, std::int64_t v) { return h.has_data() ? ft(static_cast<double>(v)) : std::string("-"); };
   auto row = [&](const std::string& name, const std::string& offset, const HistSummary& lat, const HistSummary& proc,
                  const std::optional<std::int64_t>& head, std::uint64_t counted, std::uint64_t misses,
-                 std::uint64_t stalls, std::uint64_t drops, const std::optional<bool>& safe, const std::string& extra) {
+                 std::uint64_t stalls, std::uint64_t drops, const std::optional<bool>& safe, std::uint64_t needed,
+                 const std::string& extra) {
     const std::string cls = safe == false ? " class=\"bad\"" : "";
     s += fmt::format("<tr{}><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                      "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                      "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}{}</td></tr>",
                      cls, name, offset, t(lat, lat.p50), t(lat, lat.p95), t(lat, lat.p99), t(proc, proc.p50),
                      head ? ft(static_cast<double>(*head)) : std::string("-"), counted, misses, stalls, drops,
-                     !safe ? "-" : *safe ? "safe" : "NOT safe", esc(extra));
+                     verdict_word(safe, needed), esc(extra));
   };
   for (const auto& f : ss.streams) {
     std::string extra;
@@ -261,10 +262,10 @@ std::string streams_section(const RunReport& r) {
     if (f.stream == ss.worst) extra += ", worst";
     if (ss.blame && f.stream == *ss.blame) extra += ", to blame";
     row(std::to_string(f.stream), ft(static_cast<double>(f.offset_ns)), f.latency, f.process, f.headroom_p95_ns,
-        f.counted, f.misses, f.stalls, f.drops, f.realtime_safe, extra);
+        f.counted, f.misses, f.stalls, f.drops, f.realtime_safe, f.needed_chunks, extra);
   }
   row("<b>pooled</b>", "", ss.latency, ss.process, ss.headroom_p95_ns, ss.counted, ss.misses, ss.stalls, ss.drops,
-      ss.realtime_safe,
+      ss.realtime_safe, ss.needed_chunks,
       ss.unsafe_streams() > 0 ? fmt::format(" ({} of {} streams not safe)", ss.unsafe_streams(), ss.count) : "");
   return s + "</table><p class=\"caption\">Pooled: every stream's counted chunks in one histogram; its headroom is B "
              "minus their p95.</p>";

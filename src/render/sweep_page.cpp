@@ -58,11 +58,11 @@ std::string heat_map(const SweepReport& r, const std::string& variant, int index
       std::string fill = "#eeeeee", label = c ? sweep_state_name(c->state) : "-", tip = label;
       if (c && c->state == SweepCell::State::done && c->headroom_p95_ns && c->budget_ns > 0) {
         const double share = static_cast<double>(*c->headroom_p95_ns) / static_cast<double>(c->budget_ns);
-        fill = heat_color(share, c->safe == true);
-        label = fmt::format("{} {}", short_time(static_cast<double>(*c->headroom_p95_ns)), c->safe == true ? "ok" : "NO");
+        fill = c->safe ? heat_color(share, *c->safe) : "#d8d8d8";  // grey: too few chunks to judge
+        label = fmt::format("{} {}", short_time(static_cast<double>(*c->headroom_p95_ns)), c->mark());
         tip = fmt::format("{} frames x {} streams: p95 headroom {} ({:.0f}% of B), {} misses in {} stall events, {} drops: {}",
                           c->chunk, c->streams, fmt_time(static_cast<double>(*c->headroom_p95_ns)), share * 100, c->misses,
-                          c->stalls, c->drops, c->safe == true ? "safe" : "not safe");
+                          c->stalls, c->drops, c->verdict_words());
       }
       s += fmt::format("<g class=\"cell\"><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
                        "stroke=\"#ffffff\"/><text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text></g>",

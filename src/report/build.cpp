@@ -265,6 +265,14 @@ Verdict decide_verdict(const RunReport& r) {
   const bool device_trouble = xruns > 0 || underruns > 0;
   const bool safe = h95 >= 0 && r.counts.misses == 0 && r.counts.drops == 0 && !device_trouble;
   v.realtime_safe = safe;
+  if (safe && r.counts.counted < kChunksToJudgeP95) {  // nothing missed, but too few chunks to call it safe
+    v.realtime_safe.reset();
+    v.needed_chunks = kChunksToJudgeP95;
+    v.text = fmt::format("{}: p95 headroom {} of {} budget and nothing missed, but a p95 needs {} chunks beyond it",
+                         cannot_judge_words(r.counts.counted, kChunksToJudgeP95), fmt_time(double(h95)),
+                         fmt_time(double(B)), kTailChunks);
+    return v;
+  }
   // who is to blame, in words: the owner of the misses, else the stage (drops) or the device
   std::string who;
   if (v.owner)

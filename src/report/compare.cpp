@@ -226,6 +226,8 @@ CompareSummary summarize_variant(const std::string& name, const RunReport& rep, 
   // the run's own verdict, with the events above counted instead of the raw misses
   if (rep.verdict.realtime_safe)
     s.realtime_safe = (!rep.headroom || rep.headroom->p95 >= 0) && s.verdict_events == 0 && s.drops == 0;
+  s.counted = rep.counts.counted;
+  s.needed_chunks = rep.verdict.needed_chunks;
   s.ratio_latency_p95 = ratio(double(rep.latency.p95), double(base.latency.p95));
   s.ratio_process_p50 = ratio(double(rep.stage(Stage::process).p50), double(base.stage(Stage::process).p50));
   return s;

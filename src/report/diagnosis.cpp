@@ -741,6 +741,13 @@ void rule_graph_fallbacks(Ctx& c) {
 
 void rule_few_chunks(Ctx& c) {
   if (c.counted <= 0) return;
+  if (const std::uint64_t need = c.r.verdict.needed_chunks; need > 0)
+    c.add("too_few_to_judge", Sev::warning, Conf::high,
+          fmt::format("{}: nothing was missed, but a p95 resting on {:.0f} chunks has {:.1f} beyond it; calling a run "
+                      "safe needs {} beyond it, {} counted chunks",
+                      cannot_judge_words(c.r.counts.counted, need), c.counted, c.counted / 20, kTailChunks, need),
+          {{"counted", c.counted}, {"needed", static_cast<double>(need)}},
+          c.D > 0 ? longer_run(c, static_cast<double>(need)) : std::string("run longer"));
   if (c.counted < 100) {
     c.add("few_chunks_for_p99", Sev::info, Conf::high,
           fmt::format("only {:.0f} counted chunks: p99 rests on fewer than 100 samples (its top 1% holds {:.1f} chunks), "

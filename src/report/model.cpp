@@ -123,7 +123,17 @@ std::optional<std::int64_t> PlatformSection::handoff_p99() const noexcept {
   return larger_p99(before, after, &BaselineSummary::handoff);
 }
 
+const char* verdict_word(const std::optional<bool>& safe, std::uint64_t needed) noexcept {
+  if (safe) return *safe ? "safe" : "NOT safe";
+  return needed > 0 ? "cannot judge" : "-";
+}
+
+std::string cannot_judge_words(std::uint64_t counted, std::uint64_t needed) {
+  return fmt::format("cannot judge ({} chunks, need {})", counted, needed);
+}
+
 std::string CompareSummary::verdict_words() const {
+  if (!realtime_safe && needed_chunks > 0) return cannot_judge_words(counted, needed_chunks);
   if (!realtime_safe) return "throughput only";
   if (*realtime_safe) return "real-time safe";
   std::string s = "NOT safe";

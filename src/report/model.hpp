@@ -198,9 +198,22 @@ struct Headroom {
   std::int64_t p95 = 0, p99 = 0, max = 0;
 };
 
+/// "Safe" is a claim about the p95 and rests on at least kChunksToJudgeP95 counted chunks:
+/// kTailChunks of them beyond the p95 (docs/profiler.md, "Enough chunks to judge"). A miss,
+/// a drop or an xrun is a counted fact and makes a run not safe at any count.
+inline constexpr std::uint64_t kTailChunks = 10;
+inline constexpr std::uint64_t kChunksToJudgeP95 = kTailChunks * 20;  // 10 / (1 - 0.95)
+
+/// A verdict in a word or two: "safe", "NOT safe", "cannot judge" (needed > 0: too few
+/// counted chunks to call it safe) or "-" (no deadline verdict).
+const char* verdict_word(const std::optional<bool>& safe, std::uint64_t needed) noexcept;
+/// "cannot judge (84 chunks, need 200)".
+std::string cannot_judge_words(std::uint64_t counted, std::uint64_t needed);
+
 struct Verdict {
   bool operator==(const Verdict&) const = default;
-  std::optional<bool> realtime_safe;  // nullopt: no deadline verdict (--speed max, nothing counted)
+  std::optional<bool> realtime_safe;  // nullopt: no deadline verdict (--speed max, nothing counted), or too few chunks
+  std::uint64_t needed_chunks = 0;    // above 0: nothing missed, but too few counted chunks to call it safe
   std::optional<Stage> blame;         // paced runs with counted chunks only
   std::optional<Owner> owner;         // who the misses belong to (chain, platform, io, consumer); with misses only
   std::string text;                   // the headline
@@ -393,6 +406,7 @@ struct StreamFigures {
   HistSummary latency, process;
   std::optional<std::int64_t> headroom_p95_ns;  // paced runs with counted chunks
   std::optional<bool> realtime_safe;
+  std::uint64_t needed_chunks = 0;  // its verdict's: too few chunks to judge
   std::optional<Owner> owner;     // who its misses belong to; with misses only
 };
 
@@ -414,7 +428,8 @@ struct StreamsSection {
   std::uint64_t counted = 0, misses = 0, stalls = 0, drops = 0;
   HistSummary latency, process;
   std::optional<std::int64_t> headroom_p95_ns;
-  std::optional<bool> realtime_safe;  // every stream safe; nullopt when no stream has a verdict
+  std::optional<bool> realtime_safe;  // every stream safe; nullopt when no stream has a verdict, or one cannot be judged
+  std::uint64_t needed_chunks = 0;    // above 0: no stream unsafe, but one has too few chunks to judge
   bool batched() const noexcept { return mode == "batched"; }
   /// Streams whose verdict says not safe.
   int unsafe_streams() const noexcept {
@@ -503,6 +518,7 @@ struct CompareSummary {
   std::optional<std::int64_t> launch_p50_ns, gpu_p50_ns;
   std::uint64_t misses = 0, drops = 0;
   std::optional<bool> realtime_safe;
+  std::uint64_t counted = 0, needed_chunks = 0;  // needed_chunks above 0: too few counted chunks to judge
   std::optional<double> ratio_latency_p95, ratio_process_p50;
   // what the verdict counts: `verdict_events` events of kind `verdict_events_of` ("misses"
   // today); older files lack them (read as the misses)

@@ -600,6 +600,7 @@ json to_json(const SweepReport& r) {
               {"streams", c.streams},
               {"state", sweep_state_name(c.state)},
               {"safe", sweep_opt(c.safe)}};
+    if (c.needed_chunks > 0) e["needed_chunks"] = c.needed_chunks;
     if (!c.reason.empty()) e["reason"] = c.reason;
     if (c.state == SweepCell::State::done || c.state == SweepCell::State::interrupted ||
         c.state == SweepCell::State::incomplete) {
@@ -610,6 +611,7 @@ json to_json(const SweepReport& r) {
       e["latency"] = to_json(c.latency);
       e["process"] = to_json(c.process);
       e["counted"] = c.counted;
+      e["fewest_counted"] = c.fewest_counted;  // the stream with the fewest
       e["misses"] = c.misses;
       e["stall_events"] = c.stalls;
       e["stall_owner"] = owners;

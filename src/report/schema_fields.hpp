@@ -376,6 +376,7 @@ struct Fields<Verdict> {
   template <typename IO, typename S>
   static void each(IO& io, S& v) {
     io("realtime_safe", v.realtime_safe, {.required = true, .null_when_empty = true});  // null: no deadline verdict
+    io("needed_chunks", v.needed_chunks, {.write = v.needed_chunks > 0});  // too few chunks to judge
     io("blame", v.blame);
     io("owner", v.owner);
     io("text", v.text, kRequired);
@@ -559,6 +560,7 @@ struct Fields<StreamFigures> {
     io("process", f.process);
     io("headroom_p95_ns", f.headroom_p95_ns, kNullable);
     io("realtime_safe", f.realtime_safe, kNullable);
+    io("needed_chunks", f.needed_chunks, {.write = f.needed_chunks > 0});
     io("owner", f.owner);
   }
 };
@@ -583,6 +585,7 @@ struct Fields<StreamsSection> {
       o("process", s.process);
       o("headroom_p95_ns", s.headroom_p95_ns, kNullable);
       o("realtime_safe", s.realtime_safe, kNullable);
+      o("needed_chunks", s.needed_chunks, {.write = s.needed_chunks > 0});
     }, kRequired);
   }
   static void after_read(const Node& n, StreamsSection& s);
@@ -741,6 +744,8 @@ struct Fields<CompareSummary> {
     io("misses", s.misses, kRequired);
     io("drops", s.drops, kRequired);
     io("realtime_safe", s.realtime_safe, need_or_null);
+    io("counted", s.counted);
+    io("needed_chunks", s.needed_chunks, {.write = s.needed_chunks > 0});
     io("ratio_latency_p95", s.ratio_latency_p95, need_or_null);
     io("ratio_process_p50", s.ratio_process_p50, need_or_null);
     io("verdict_events", s.verdict_events, {}, &s.misses);  // older files counted the misses

@@ -25,6 +25,7 @@ StreamFigures figures_of(const RunReport& r, int index, std::int64_t offset_ns) 
   f.process = r.stage(Stage::process);
   if (r.headroom) f.headroom_p95_ns = r.headroom->p95;
   f.realtime_safe = r.verdict.realtime_safe;
+  f.needed_chunks = r.verdict.needed_chunks;
   f.owner = r.verdict.owner;
   return f;
 }
@@ -67,6 +68,7 @@ StreamsSection build_streams_section(const std::vector<StreamRun>& runs, bool st
       any_verdict = true;
       all_safe = all_safe && *f.realtime_safe;
     }
+    s.needed_chunks = std::max(s.needed_chunks, f.needed_chunks);
     if (i > 0) {
       latency.add(runs[i].stats->latency);
       process.add(runs[i].stats->stage[static_cast<std::size_t>(Stage::process)]);
@@ -77,6 +79,8 @@ StreamsSection build_streams_section(const std::vector<StreamRun>& runs, bool st
   const RunReport& first = *runs[0].report;
   if (first.timing.paced && s.latency.has_data()) s.headroom_p95_ns = first.timing.budget_ns - s.latency.p95;
   if (any_verdict) s.realtime_safe = all_safe;
+  if (s.realtime_safe == false) s.needed_chunks = 0;                 // a stream that missed decides
+  else if (s.needed_chunks > 0) s.realtime_safe = std::nullopt;      // one that cannot be judged leaves it open
   s.worst = worst_stream(s.streams);
   for (const auto& f : s.streams) {
     if (f.misses == 0) continue;
@@ -94,6 +98,13 @@ RunReport combine_streams(const std::vector<StreamRun>& runs, bool staggered, st
   StreamsSection s = build_streams_section(runs, staggered, offset_step_ns);
   RunReport r = *runs[static_cast<std::size_t>(s.worst)].report;
   if (s.realtime_safe) r.verdict.realtime_safe = s.realtime_safe;
+  if (s.needed_chunks > 0 && r.verdict.needed_chunks == 0) {  // the worst was judged, another stream cannot be
+    std::uint64_t fewest = r.counts.counted;
+    for (const auto& f : s.streams) fewest = std::min(fewest, f.counted);
+    r.verdict.realtime_safe.reset();
+    r.verdict.text = fmt::format("{} on some stream; {}", cannot_judge_words(fewest, s.needed_chunks), r.verdict.text);
+  }
+  r.verdict.needed_chunks = s.needed_chunks;
   const int unsafe = s.unsafe_streams();
   if (unsafe > 0)
     r.verdict.text = fmt::format("{} of {} streams not safe; the worst, stream {}: {}", unsafe, s.count, s.worst,

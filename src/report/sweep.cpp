@@ -27,9 +27,11 @@ bool sweep_cell_safe(const StreamsSection& s) noexcept {
 }
 
 std::string sweep_rule_text() {
-  return "a cell is safe when every stream's p95 headroom is above 0 and no stream had a stall event (a chunk past its "
-         "deadline) or a drop; once a cell of a row (a chunk size) is not safe, the larger stream counts of that row "
-         "are skipped";
+  return fmt::format(
+      "a cell is safe when every stream's p95 headroom is above 0 and no stream had a stall event (a chunk past its "
+      "deadline) or a drop, each stream over at least {} counted chunks (fewer: cannot judge); once a cell of a row (a "
+      "chunk size) is not safe, the larger stream counts of that row are skipped",
+      kChunksToJudgeP95);
 }
 
 const SweepCell* SweepReport::find(const std::string& variant, int chunk, int n) const noexcept {
@@ -94,6 +96,17 @@ void fill_sweep_cell(SweepCell& cell, const RunReport& combined, const std::vect
     cell.wake_p99_ns = combined.platform->wake_p99();
   }
   cell.safe = cell.state == SweepCell::State::done ? std::optional<bool>(sweep_cell_safe(s)) : std::nullopt;
+  cell.fewest_counted = s.streams.empty() ? 0 : s.streams.front().counted;
+  for (const auto& f : s.streams) cell.fewest_counted = std::min(cell.fewest_counted, f.counted);
+  if (cell.safe == true && s.needed_chunks > 0) {  // nothing missed, too few chunks to call it safe
+    cell.safe.reset();
+    cell.needed_chunks = s.needed_chunks;
+  }
+}
+
+std::string SweepCell::verdict_words() const {
+  if (safe) return *safe ? "safe" : "NOT safe";
+  return needed_chunks > 0 ? cannot_judge_words(fewest_counted, needed_chunks) : "-";
 }
 
 std::vector<std::string> frontier_sentences(const SweepReport& r, const SweepFrontier& f) {
@@ -126,7 +139,7 @@ void print_sweep(std::ostream& os, const SweepReport& r) {
   if (r.state != RunState::complete) out += fmt::format("SWEEP {}: {}\n", r.state == RunState::interrupted ? "INTERRUPTED" : "INCOMPLETE", r.reason);
   for (std::size_t vi = 0; vi < r.variants.size(); ++vi) {
     const std::string& v = r.variants[vi];
-    out += fmt::format("\nvariant {}: p95 headroom of the worst stream (ok: safe, NO: not safe, -: not run)\n", v);
+    out += fmt::format("\nvariant {}: p95 headroom of the worst stream (ok: safe, NO: not safe, ?: too few chunks to judge, -: not run)\n", v);
     std::string head = fmt::format("{:>8}", "chunk");
     for (int n : r.streams) head += fmt::format(" {:>16}", fmt::format("{} stream{}", n, n == 1 ? "" : "s"));
     out += head + "\n";
@@ -137,7 +150,7 @@ void print_sweep(std::ostream& os, const SweepReport& r) {
         std::string t = "-";
         if (cell && cell->state == SweepCell::State::done)
           t = fmt::format("{} {}", cell->headroom_p95_ns ? fmt_time(static_cast<double>(*cell->headroom_p95_ns)) : "-",
-                          cell->safe == true ? "ok" : "NO");
+                          cell->mark());
         else if (cell)
           t = sweep_state_name(cell->state);
         row += fmt::format(" {:>16}", t);
@@ -169,7 +182,7 @@ void print_sweep(std::ostream& os, const SweepReport& r) {
                        c.process.has_data() ? fmt_time(static_cast<double>(c.process.p50)) : "-", c.misses, c.stalls,
                        c.drops, cs ? fmt::format("{:.1f}%", *cs * 100) : "-",
                        c.busy_share ? fmt::format("{:.0f}%", *c.busy_share * 100) : "-",
-                       c.state != SweepCell::State::done ? sweep_state_name(c.state) : c.safe == true ? "safe" : "NOT safe",
+                       c.state != SweepCell::State::done ? std::string(sweep_state_name(c.state)) : c.verdict_words(),
                        owners.empty() ? "" : " (events: " + owners + ")",
                        c.blame && c.streams > 1 ? fmt::format(", blame stream {}", *c.blame) : "");
   }

@@ -27,7 +27,9 @@ struct SweepCell {
   int streams = 0;
   State state = State::skipped;
   std::string reason;              // why not done
-  std::optional<bool> safe;        // done cells only (docs/profiler.md, sweep: the rule)
+  std::optional<bool> safe;        // done cells only (docs/profiler.md, sweep: the rule); unset: too few chunks
+  std::uint64_t needed_chunks = 0;  // above 0: nothing missed, but a stream has too few chunks to judge
+  std::uint64_t fewest_counted = 0; // the counted chunks of the stream with the fewest
   std::int64_t chunk_ns = 0, budget_ns = 0;  // D and B of this chunk size
   std::optional<std::int64_t> headroom_p95_ns;         // the worst stream's
   std::optional<std::int64_t> pooled_headroom_p95_ns;  // all streams' chunks pooled
@@ -45,6 +47,10 @@ struct SweepCell {
     if (!(wall_s > 0) || cpus <= 0) return std::nullopt;
     return static_cast<double>(engine_cpu_ns) / (wall_s * 1e9 * cpus);
   }
+  /// A done cell's verdict: "safe", "NOT safe" or "cannot judge (84 chunks, need 200)".
+  std::string verdict_words() const;
+  /// The same in a mark: "ok", "NO", "?".
+  const char* mark() const noexcept { return safe == true ? "ok" : safe == false ? "NO" : "?"; }
 };
 /// "done", "interrupted", "incomplete", "skipped", "unavailable".
 const char* sweep_state_name(SweepCell::State s) noexcept;

@@ -135,7 +135,7 @@ void streams_table(std::vector<std::string>& out, const RunReport& r) {
   const StreamsSection& s = *r.streams;
   auto t = [](const HistSummary& h, std::int64_t v) { return h.has_data() ? fmt_time(double(v)) : std::string("-"); };
   auto room = [](const std::optional<std::int64_t>& v) { return v ? fmt_time(double(*v)) : std::string("-"); };
-  auto verdict = [](const std::optional<bool>& v) { return !v ? "-" : *v ? "safe" : "NOT safe"; };
+
   out.push_back("");
   out.push_back(fmt::format("{:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6}  {}", "stream", "offset",
                             "e2e p50", "e2e p95", "proc p50", "headroom", "counted", "misses", "drops", "verdict"));
@@ -149,7 +149,7 @@ void streams_table(std::vector<std::string>& out, const RunReport& r) {
   if (s.batched() && !s.streams.empty()) {
     // one engine: every stream's figures are the batch's
     const StreamFigures& f = s.streams.front();
-    std::string v = verdict(f.realtime_safe);
+    std::string v = verdict_word(f.realtime_safe, f.needed_chunks);
     if (f.owner) v += fmt::format(" ({})", owner_key(*f.owner));
     if (f.state != RunState::complete) v += fmt::format(" [{}]", run_state_name(f.state));
     row(fmt::format("all {}", s.count), "0", f.latency, f.process, f.headroom_p95_ns, f.counted, f.misses, f.stalls,
@@ -157,7 +157,7 @@ void streams_table(std::vector<std::string>& out, const RunReport& r) {
     return;
   }
   for (const auto& f : s.streams) {
-    std::string v = verdict(f.realtime_safe);
+    std::string v = verdict_word(f.realtime_safe, f.needed_chunks);
     if (f.owner) v += fmt::format(" ({})", owner_key(*f.owner));
     if (f.state != RunState::complete) v += fmt::format(" [{}]", run_state_name(f.state));
     if (f.stream == s.worst) v += " <- worst";
@@ -166,7 +166,7 @@ void streams_table(std::vector<std::string>& out, const RunReport& r) {
         f.misses, f.stalls, f.drops, v);
   }
   row("pooled", "", s.latency, s.process, s.headroom_p95_ns, s.counted, s.misses, s.stalls, s.drops,
-      fmt::format("{}{}", verdict(s.realtime_safe),
+      fmt::format("{}{}", verdict_word(s.realtime_safe, s.needed_chunks),
                   s.unsafe_streams() > 0 ? fmt::format(" ({} of {} streams not safe)", s.unsafe_streams(), s.count) : ""));
   if (s.blame)
     out.push_back(fmt::format("blame      stream {}: the most stall events ({}) of the {} streams", *s.blame,
