@@ -150,7 +150,7 @@ struct SweepOptions {
   std::vector<int> chunks = {128, 256, 512};
   std::vector<int> streams = {1, 2, 4};
   std::string variants;       // "": one variant, from --backend, --mode and --no-fuse
-  std::string cell = "2s";    // each cell's length of audio (--duration)
+  std::string cell = "3s";    // each cell's length of audio (--duration): 512 frames count 200 chunks
   std::string json_path, html_path;
 };
 

@@ -109,6 +109,16 @@ TEST_CASE("sweep: the planned time is each cell's audio at its speed, two baseli
   CHECK(sweep_planned_seconds({1, 2}, 2.0, 2.0, 0.0) == doctest::Approx(1.0 + 0.1 + 0.01 + 1.0 + 0.1 + 0.02));
 }
 
+TEST_CASE("sweep: the chunk sizes whose cells count too few chunks to judge are named before the sweep, with the duration that would") {
+  CHECK(sweep_short_cells({128, 256, 512}, 3 * 48000, 48000, 10).empty());  // the defaults: 512 frames count 272
+  CHECK(sweep_short_cells({256, 1024}, 2 * 48000, 48000, 10) ==
+        "cells of 1024 frames (84 chunks) count fewer chunks per stream than the 200 a verdict needs: a cell of them "
+        "that misses nothing will say 'cannot judge' (--duration 4.5s counts enough)");
+  const std::string two = sweep_short_cells({512, 2048}, 48000, 48000, 0);
+  CHECK(two.find("cells of 512 frames (94 chunks), 2048 frames (24 chunks)") == 0);
+  CHECK(two.find("(--duration 8.6s counts enough)") != std::string::npos);  // 200 x 2048 / 48000 = 8.53
+}
+
 TEST_CASE("sweep: a real grid; a row stops at its first cell that is not safe; every done cell counts every chunk") {
   testutil::TempDir td;
   const std::string json = td.file("s.json"), html = td.file("s.html");
@@ -119,6 +129,12 @@ TEST_CASE("sweep: a real grid; a row stops at its first cell that is not safe; e
                                     html, "--quiet"});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   CHECK(r.err.find("sweep of 4 cells (2 chunk size(s) x 2 stream count(s) x 1 variant(s))") != std::string::npos);
+  // a sweep of seconds plans in tenths of a second, not "at most 0 s"; the 2048-frame cells
+  // count 10 chunks a stream, and the sweep says so before it starts
+  const auto at_most = r.err.find("at most ");
+  REQUIRE(at_most != std::string::npos);
+  CHECK(r.err.find(" s (a row stops") == r.err.find('.', at_most) + 2);
+  CHECK(r.err.find("cells of 2048 frames (10 chunks) count fewer chunks per stream than the 200") != std::string::npos);
   const auto j = testutil::load_json(json);
   CHECK(j.at("schema") == "chunkscope.sweep/1");
   CHECK(j.at("state") == "complete");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -50,6 +51,22 @@ std::string joined_ints(const std::vector<int>& v) {
 }
 
 }  // namespace
+
+std::string sweep_short_cells(const std::vector<int>& chunks, std::int64_t frames, int rate, long long warmup) {
+  std::string sizes;
+  int largest = 0;
+  for (int c : chunks) {
+    const std::int64_t counted = std::max<std::int64_t>(0, (frames + c - 1) / c - warmup);
+    if (counted >= static_cast<std::int64_t>(kChunksToJudgeP95)) continue;
+    sizes += fmt::format("{}{} frames ({} chunks)", sizes.empty() ? "" : ", ", c, counted);
+    largest = std::max(largest, c);
+  }
+  if (sizes.empty() || rate <= 0) return "";
+  const double need_s = static_cast<double>(static_cast<long long>(kChunksToJudgeP95) + warmup) * largest / rate;
+  return fmt::format("cells of {} count fewer chunks per stream than the {} a verdict needs: a cell of them that "
+                     "misses nothing will say 'cannot judge' (--duration {:g}s counts enough)",
+                     sizes, kChunksToJudgeP95, std::ceil(need_s * 10) / 10);
+}
 
 double sweep_planned_seconds(const std::vector<int>& cell_streams, double media_seconds, double speed,
                              double baseline_seconds) {
@@ -166,10 +183,14 @@ int run_sweep(const SweepOptions& so, const std::atomic<bool>* stop_flag) {
       sweep_planned_seconds(plan, rep.cell_media_seconds, rows.front().setup.speed, static_cast<double>(rep.baseline_ns) / 1e9);
   std::cerr << fmt::format(
       "chunkscope: sweep of {} cells ({} chunk size(s) x {} stream count(s) x {} variant(s)), {} s of audio each with a "
-      "{} baseline before and after: at most {:.0f} s (a row stops at its first cell that is not safe; Ctrl-C keeps the "
+      "{} baseline before and after: at most {} s (a row stops at its first cell that is not safe; Ctrl-C keeps the "
       "cells done)\n",
       cells_total, chunks.size(), counts.size(), specs.size(), fmt::format("{:g}", rep.cell_media_seconds),
-      fmt_time(static_cast<double>(rep.baseline_ns)), rep.planned_seconds);
+      fmt_time(static_cast<double>(rep.baseline_ns)),
+      rep.planned_seconds < 10 ? fmt::format("{:.1f}", rep.planned_seconds) : fmt::format("{:.0f}", rep.planned_seconds));
+  if (const std::string few = sweep_short_cells(chunks, rows.front().setup.total_frames, rep.rate, base.warmup);
+      !few.empty())
+    std::cerr << "chunkscope: sweep: " << few << "\n";
 
   // ---- the cells: per variant, per chunk size, stream counts upwards
   const std::int64_t t_start = now_ns();
@@ -276,7 +297,7 @@ Command add_sweep_command(CLI::App& app) {
   add_text(c, "--variants", o->variants,
            "Comma-separated, as compare names them (cpu, cpu:unfused, cuda:graph, ...); default: the one --backend, "
            "--mode and --no-fuse give");
-  add_text(c, "--duration", o->cell, "Each cell's length of audio (a file: its first part), e.g. 2s");
+  add_text(c, "--duration", o->cell, "Each cell's length of audio (a file: its first part), e.g. 3s; each stream needs 200 counted chunks for a verdict");
   add_synth_input(c, o->stream, o->synth_given, " (default noise)");
   add_text(c, "--json", o->json_path, "Write the sweep as JSON (schema chunkscope.sweep/1)");
   add_text(c, "--html", o->html_path, "Write the sweep's page: a heat map per variant with the safe frontier");

@@ -15,6 +15,11 @@ namespace chunkscope {
 double sweep_planned_seconds(const std::vector<int>& cell_streams, double media_seconds, double speed,
                              double baseline_seconds);
 
+/// The chunk sizes whose cells count fewer chunks per stream than a verdict needs
+/// (kChunksToJudgeP95), with the --duration that would count enough: one line, empty when
+/// every size can be judged.
+std::string sweep_short_cells(const std::vector<int>& chunks, std::int64_t frames, int rate, long long warmup);
+
 /// Runs the sweep; writes --json and --html; returns the exit code. Throws InputError
 /// (exit 2) for bad options before anything streams.
 int run_sweep(const SweepOptions& so, const std::atomic<bool>* stop_flag);
