@@ -18,6 +18,7 @@
 #include "src/render/html.hpp"
 #include "src/render/plot.hpp"
 #include "src/render/series_view.hpp"
+#include "src/render/sections.hpp"
 #include "src/report/format.hpp"
 #include "src/report/schema.hpp"
 #include "tests/report_fixture.hpp"
@@ -713,4 +714,13 @@ TEST_CASE("cli report and cadence render a saved run") {
   CHECK(c.rc == 0);
   CHECK(has(c.out, "histogram"));
   CHECK(has(c.out, "verdict"));
+}
+
+TEST_CASE("html: a finding's `command` spans are code on the page, escaped; a lone backtick stays") {
+  using chunkscope::render::with_code_spans;
+  CHECK(with_code_spans("run it: `chunkscope synth --chain 'lp:1k' < x` now") ==
+        "run it: <code>chunkscope synth --chain &#39;lp:1k&#39; &lt; x</code> now");
+  CHECK(with_code_spans("a `b` and `c`") == "a <code>b</code> and <code>c</code>");
+  CHECK(with_code_spans("one ` alone") == "one ` alone");
+  CHECK(with_code_spans("") == "");
 }

@@ -185,6 +185,22 @@ TEST_CASE("streams: a stream with too few chunks to judge leaves the pooled verd
   CHECK(combine_streams(late_runs, false, 0).verdict.realtime_safe == false);
 }
 
+TEST_CASE("streams: a run without a schedule (--speed max) states no stagger and no offsets") {
+  testutil::TempDir dir;
+  const std::string rd = dir.file("rd"), json = rd + "/report.json", html = rd + "/report.html";
+  const auto res = testutil::run_cli({"synth", "--duration", "0.5s", "--chain", "lp:8000:2", "--streams", "2",
+                                      "--speed", "max", "--report-dir", rd});
+  REQUIRE_MESSAGE(res.rc == 0, res.err);
+  CHECK(res.out.find("unpaced (--speed max): no schedules") != std::string::npos);
+  CHECK(res.out.find("staggered by") == std::string::npos);
+  const auto j = testutil::load_json(json);
+  CHECK(j.at("streams").at("offset_step_ns") == 0);
+  for (const auto& e : j.at("streams").at("per_stream")) CHECK(e.at("offset_ns") == 0);
+  const std::string page = testutil::slurp(html);
+  CHECK(page.find("unpaced (--speed max): no schedules") != std::string::npos);
+  CHECK(page.find("staggered by") == std::string::npos);
+}
+
 TEST_CASE("streams: worst_stream ranks an incomplete stream first, then an unsafe one, then the least headroom") {
   std::vector<StreamFigures> f(4);
   for (int k = 0; k < 4; ++k) {

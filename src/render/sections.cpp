@@ -235,8 +235,7 @@ std::string streams_section(const RunReport& r) {
       "<h2>Streams</h2><p>{} {} streams of this chain ran at once, {}. The rest of this page is stream {}'s, the worst "
       "(an incomplete stream first, then one not safe, then the least p95 headroom).{}</p>",
       ss.count, esc(ss.mode),
-      ss.staggered ? "their schedules staggered by " + ft(static_cast<double>(ss.offset_step_ns))
-                   : std::string("their schedules aligned (--stagger off)"),
+      esc(ss.schedule_words(r.timing.paced)),
       ss.worst,
       ss.blame ? fmt::format(" Stream {} has the most stall events: it is the one to blame.", *ss.blame) : std::string());
   s += "<table><tr><th>stream</th><th class=\"n\">offset</th><th class=\"n\">end-to-end p50</th><th class=\"n\">p95</th>"
@@ -261,7 +260,7 @@ std::string streams_section(const RunReport& r) {
     if (f.state != RunState::complete) extra += fmt::format(" [{}]", run_state_name(f.state));
     if (f.stream == ss.worst) extra += ", worst";
     if (ss.blame && f.stream == *ss.blame) extra += ", to blame";
-    row(std::to_string(f.stream), ft(static_cast<double>(f.offset_ns)), f.latency, f.process, f.headroom_p95_ns,
+    row(std::to_string(f.stream), r.timing.paced ? ft(static_cast<double>(f.offset_ns)) : std::string("-"), f.latency, f.process, f.headroom_p95_ns,
         f.counted, f.misses, f.stalls, f.drops, f.realtime_safe, f.needed_chunks, extra);
   }
   row("<b>pooled</b>", "", ss.latency, ss.process, ss.headroom_p95_ns, ss.counted, ss.misses, ss.stalls, ss.drops,
@@ -305,20 +304,32 @@ std::string evidence_value(const std::string& name, double v) {
   return plain_number(v);
 }
 
+std::string with_code_spans(const std::string& text) {
+  std::string out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t open = text.find('`', at);
+    const std::size_t close = open == std::string::npos ? open : text.find('`', open + 1);
+    if (close == std::string::npos) return out + esc(text.substr(at));
+    out += esc(text.substr(at, open - at)) + "<code>" + esc(text.substr(open + 1, close - open - 1)) + "</code>";
+    at = close + 1;
+  }
+}
+
 std::string diagnosis_section(const std::vector<Finding>& findings) {
   std::string s = "<h2>Diagnosis</h2>";
   if (findings.empty()) return s + "<p>No rule fired: nothing in the measured figures points at a limit.</p>";
   for (const auto& f : findings) {
     const char* sev = severity_name(f.severity);
     s += fmt::format("<div class=\"finding {}\"><b>{}</b><span class=\"conf\">{} · confidence {}</span><p>{}</p>", sev,
-                     esc(f.rule), sev, confidence_name(f.confidence), esc(f.text));
+                     esc(f.rule), sev, confidence_name(f.confidence), with_code_spans(f.text));
     if (!f.evidence.empty()) {
       s += "<table class=\"evidence\">";
       for (const auto& [k, v] : f.evidence)
         s += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td></tr>", esc(k), esc(evidence_value(k, v)));
       s += "</table>";
     }
-    s += fmt::format("<p>Next: {}</p></div>", esc(f.next.empty() ? "-" : f.next));
+    s += fmt::format("<p>Next: {}</p></div>", with_code_spans(f.next.empty() ? "-" : f.next));
   }
   return s;
 }

@@ -37,6 +37,8 @@ std::string platform_section(const RunReport& r);
 std::string streams_section(const RunReport& r);
 /// The stall events with their chunks, owner and cause ("" without).
 std::string stalls_section(const RunReport& r);
+/// Escaped text whose `command` spans become <code> elements (a lone backtick stays as it is).
+std::string with_code_spans(const std::string& text);
 /// Each finding with its severity, confidence, evidence table and next experiment.
 std::string diagnosis_section(const std::vector<Finding>& findings);
 

@@ -123,6 +123,12 @@ std::optional<std::int64_t> PlatformSection::handoff_p99() const noexcept {
   return larger_p99(before, after, &BaselineSummary::handoff);
 }
 
+std::string StreamsSection::schedule_words(bool paced) const {
+  if (!paced) return "unpaced (--speed max): no schedules";
+  return staggered ? fmt::format("schedules staggered by {}", fmt_time(static_cast<double>(offset_step_ns)))
+                   : std::string("schedules aligned (--stagger off)");
+}
+
 const char* verdict_word(const std::optional<bool>& safe, std::uint64_t needed) noexcept {
   if (safe) return *safe ? "safe" : "NOT safe";
   return needed > 0 ? "cannot judge" : "-";

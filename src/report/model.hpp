@@ -430,6 +430,9 @@ struct StreamsSection {
   std::optional<std::int64_t> headroom_p95_ns;
   std::optional<bool> realtime_safe;  // every stream safe; nullopt when no stream has a verdict, or one cannot be judged
   std::uint64_t needed_chunks = 0;    // above 0: no stream unsafe, but one has too few chunks to judge
+  /// "schedules staggered by 2.667 ms", "schedules aligned (--stagger off)", or for a run
+  /// without a schedule (--speed max) "unpaced (--speed max): no schedules".
+  std::string schedule_words(bool paced) const;
   bool batched() const noexcept { return mode == "batched"; }
   /// Streams whose verdict says not safe.
   int unsafe_streams() const noexcept {

@@ -74,6 +74,10 @@ StreamsSection build_streams_section(const std::vector<StreamRun>& runs, bool st
       process.add(runs[i].stats->stage[static_cast<std::size_t>(Stage::process)]);
     }
   }
+  if (!runs[0].report->timing.paced) {  // --speed max: no schedule, so no offsets either
+    s.offset_step_ns = 0;
+    for (auto& f : s.streams) f.offset_ns = 0;
+  }
   s.latency = summarize(latency);
   s.process = summarize(process);
   const RunReport& first = *runs[0].report;

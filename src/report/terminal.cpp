@@ -125,9 +125,7 @@ void streams_head(std::vector<std::string>& out, const RunReport& r) {
   }
   out.push_back(fmt::format("streams    {} {} streams of this chain, {}; the tables below are stream {}'s (the worst)",
                             s.count, s.mode,
-                            s.staggered ? fmt::format("schedules staggered by {}", fmt_time(double(s.offset_step_ns)))
-                                        : std::string("schedules aligned (--stagger off)"),
-                            s.worst));
+                            s.schedule_words(r.timing.paced), s.worst));
 }
 
 void streams_table(std::vector<std::string>& out, const RunReport& r) {
@@ -162,7 +160,7 @@ void streams_table(std::vector<std::string>& out, const RunReport& r) {
     if (f.state != RunState::complete) v += fmt::format(" [{}]", run_state_name(f.state));
     if (f.stream == s.worst) v += " <- worst";
     if (s.blame && f.stream == *s.blame) v += " <- blame";
-    row(fmt::format("{}", f.stream), fmt_time(double(f.offset_ns)), f.latency, f.process, f.headroom_p95_ns, f.counted,
+    row(fmt::format("{}", f.stream), r.timing.paced ? fmt_time(double(f.offset_ns)) : "-", f.latency, f.process, f.headroom_p95_ns, f.counted,
         f.misses, f.stalls, f.drops, v);
   }
   row("pooled", "", s.latency, s.process, s.headroom_p95_ns, s.counted, s.misses, s.stalls, s.drops,
@@ -516,7 +514,7 @@ void compare_head_lines(const CompareReport& r, const CompareLine& line) {
         line(fmt::format("streams    {} independent streams per variant at once, {}; stages and percentiles are each "
                          "variant's worst stream's, misses, drops, verdicts and the rounds cover all its streams",
                          ss.count,
-                         ss.staggered ? fmt::format("staggered by {}", fmt_time(double(ss.offset_step_ns))) : "aligned"));
+                         ss.schedule_words(v.report->timing.paced)));
       break;
     }
   if (r.state != RunState::complete)
