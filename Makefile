@@ -9,6 +9,9 @@ TSAN_TESTS ?= *test_engine.cpp,*test_compare.cpp,*test_stage_bench.cpp,*test_met
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
+# Ninja starts a library's compiles before the libraries it links are built, which keeps both
+# cores busy; make's generator runs the targets one after another.
+GENERATOR ?= $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 CS        := $(BUILD)/chunkscope
 
 .PHONY: all deps deps-demo configure build demo test package test-asan test-tsan bench bench-hosted bench-probe bench-plugins bench-memory bench-modes bench-scipy bench-streams fuzz test-stress clean
@@ -24,7 +27,7 @@ deps-demo:
 	@bash scripts/install-deps.sh --demo
 
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CONFIG) $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=$(CONFIG) $(CMAKE_ARGS)
 
 configure: deps $(BUILD)/CMakeCache.txt
 	@grep -q '^CHUNKSCOPE_BUILD_TESTS:BOOL=ON' $(BUILD)/CMakeCache.txt || \
@@ -34,7 +37,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: deps-demo
-	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CONFIG) \
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=$(CONFIG) \
 	  -DCHUNKSCOPE_BUILD_TESTS=OFF -DCHUNKSCOPE_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
 	cmake --build $(BUILD) -j $(JOBS) --target chunkscope
 	@bash scripts/demo.sh $(CS)

@@ -24,7 +24,7 @@ done
 
 # what building the chunkscope binary needs (make demo)
 packages=(
-  cmake make g++ pkg-config git
+  cmake make ninja-build g++ pkg-config git
   libsndfile1-dev portaudio19-dev
   libconcurrentqueue-dev libreaderwriterqueue-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libcivetweb-dev

@@ -8,7 +8,12 @@
 #include <iostream>
 #include <unistd.h>
 
+#include "chunkscope/version.hpp"
 #include "src/backends.hpp"
+#include "src/cli/commands.hpp"
+#include "src/cli/entry.hpp"
+#include "src/cli/signals.hpp"
+#include "src/io/output_file.hpp"
 #include "src/chain_spec.hpp"
 #include "src/errors.hpp"
 
@@ -406,6 +411,27 @@ int run_command(const Command& command) {
     std::cerr << "chunkscope: internal error: " << one_line(e.what()) << "\n";
     return kExitRuntime;
   }
+}
+
+// The command line, parsed and dispatched (src/cli/main.cpp calls it).
+int run_main(int argc, char** argv) {
+  // first, on the main thread: a signal during parsing or in a command that does not stop on
+  // its own ends the process at once, removing temporary files (src/cli/signals.hpp)
+  install_signal_handlers();
+  CLI::App app{"chunkscope: does this audio filter chain keep real time? Measures every chunk at every stage."};
+  app.set_version_flag("-V,--version", fmt::format("chunkscope {} ({})", kVersion, kGitCommit));
+  app.require_subcommand(1);
+  const std::vector<Command> commands{
+      add_chain_command(app),   add_process_command(app), add_bench_command(app),   add_replay_command(app),
+      add_devices_command(app), add_monitor_command(app), add_synth_command(app),   add_compare_command(app),
+      add_report_command(app),  add_cadence_command(app), add_stage_bench_command(app), add_sweep_command(app),
+      add_plugins_command(app),
+  };
+  const Command* chosen = nullptr;
+  if (const int rc = parse_command_line(app, argc, argv, commands, &chosen); rc != kRunCommand)
+    return finish_stdout(rc);
+  // a report that could not reach stdout (a full disk, a closed pipe) is a failure: exit 3
+  return finish_stdout(run_command(*chosen));
 }
 
 }  // namespace chunkscope::cli
