@@ -32,7 +32,7 @@ inline const std::vector<double> kDefaultResponseFreqs{20, 50, 100, 200, 500, 10
 /// `chunkscope process IN OUT`
 struct ProcessOptions {
   std::string chain;
-  int chunk = 1024;
+  int chunk = 256;  // as every stream command
   DType dtype = DType::f32;
   bool fuse = true;
   BackendChoice backend;  // --backend, --mode

@@ -75,8 +75,10 @@ TEST_CASE("cli process: the output equals the library run chunk by chunk") {
   CHECK(worst <= 1.0 / 32768 + 1e-12);
   // float output: no quantisation, so much closer
   const auto outf = td.file("out.flac");
-  REQUIRE(run_cli({"process", kMix, outf, "--chain", "hp:80:4 | lp:8000:4"}).rc == 0);
+  const auto f = run_cli({"process", kMix, outf, "--chain", "hp:80:4 | lp:8000:4"});
+  REQUIRE(f.rc == 0);
   CHECK(fs::exists(outf));
+  CHECK(has(f.out, "in 1875 chunks of 256 frames"));  // the default chunk, as the stream commands
   // --no-fuse: one pass per filter, the same filter
   const auto outu = td.file("unfused.wav");
   const auto u = run_cli({"process", kMix, outu, "--chain", "hp:80:4 | lp:8000:4", "--chunk", "333", "--dtype", "f64", "--no-fuse"});
@@ -220,7 +222,7 @@ TEST_CASE("cli --help of a command lists only the options it takes") {
   }
   // the defaults shown come from the option structs
   CHECK(has(run_cli({"synth", "--help"}).out, "--chunk INT=256"));
-  CHECK(has(run_cli({"process", "--help"}).out, "--chunk INT=1024"));
+  CHECK(has(run_cli({"process", "--help"}).out, "--chunk INT=256"));
 }
 
 TEST_CASE("cli chain: the response table never prints -0.000 dB") {
@@ -229,4 +231,18 @@ TEST_CASE("cli chain: the response table never prints -0.000 dB") {
   REQUIRE(r.rc == 0);
   CHECK(r.out.find("-0.000 dB") == std::string::npos);
   CHECK(r.out.find("0.000 dB") != std::string::npos);
+}
+
+TEST_CASE("cli synth: --synth is --signal, as process, compare and sweep spell it; giving both keeps one value") {
+  testutil::TempDir td;
+  const std::string a = td.file("a.json"), b = td.file("b.json");
+  const auto r1 = testutil::run_cli({"synth", "--synth", "noise", "--duration", "0.2s", "--speed", "max", "--quiet",
+                                     "--chain", "lp:8000:2", "--json", a});
+  REQUIRE_MESSAGE(r1.rc == 0, r1.err);
+  const auto r2 = testutil::run_cli({"synth", "--signal", "noise", "--duration", "0.2s", "--speed", "max", "--quiet",
+                                     "--chain", "lp:8000:2", "--json", b});
+  REQUIRE_MESSAGE(r2.rc == 0, r2.err);
+  const auto ja = testutil::load_json(a), jb = testutil::load_json(b);
+  CHECK(ja.at("workload").at("input").at("signal") == "noise");
+  CHECK(ja.at("workload").at("input") == jb.at("workload").at("input"));
 }

@@ -110,8 +110,9 @@ Command add_synth_command(CLI::App& app) {
   auto o = std::make_shared<StreamOptions>();
   auto* c = app.add_subcommand("synth", "Stream a synthetic signal through the chain and report on every chunk");
   add_stream_options(c, *o, kAllStreamOptions | kMetrics | kStreams);
-  add_text(c, "--signal", o->signal,
-           "sine:<hz>, noise, sweep:<f0>:<f1>, impulse, silence or burst:<time> (loud noise, then a silent tail)");
+  add_text(c, "--signal,--synth", o->signal,
+           "sine:<hz>, noise, sweep:<f0>:<f1>, impulse, silence or burst:<time> (loud noise, then a silent tail); "
+           "--synth is the same option, as process, compare and sweep spell it");
   add_text(c, "--duration", o->duration, "Length of the signal, e.g. 10s");
   add_int(c, "--channels", o->channels, "Channels");
   add_rate(c, "--rate", o->rate, "Sample rate in Hz (48000, 44.1k, 48kHz)");
