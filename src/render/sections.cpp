@@ -260,8 +260,9 @@ std::string streams_section(const RunReport& r) {
     if (f.state != RunState::complete) extra += fmt::format(" [{}]", run_state_name(f.state));
     if (f.stream == ss.worst) extra += ", worst";
     if (ss.blame && f.stream == *ss.blame) extra += ", to blame";
-    row(std::to_string(f.stream), r.timing.paced ? ft(static_cast<double>(f.offset_ns)) : std::string("-"), f.latency, f.process, f.headroom_p95_ns,
-        f.counted, f.misses, f.stalls, f.drops, f.realtime_safe, f.needed_chunks, extra);
+    const std::string offset = r.timing.paced ? ft(static_cast<double>(f.offset_ns)) : std::string("-");
+    row(std::to_string(f.stream), offset, f.latency, f.process, f.headroom_p95_ns, f.counted, f.misses, f.stalls,
+        f.drops, f.realtime_safe, f.needed_chunks, extra);
   }
   row("<b>pooled</b>", "", ss.latency, ss.process, ss.headroom_p95_ns, ss.counted, ss.misses, ss.stalls, ss.drops,
       ss.realtime_safe, ss.needed_chunks,

@@ -47,6 +47,13 @@ int worst_stream(const std::vector<StreamFigures>& streams) {
   return worst;
 }
 
+std::uint64_t fewest_counted(const StreamsSection& s) noexcept {
+  if (s.streams.empty()) return 0;
+  std::uint64_t n = s.streams.front().counted;
+  for (const auto& f : s.streams) n = std::min(n, f.counted);
+  return n;
+}
+
 StreamsSection build_streams_section(const std::vector<StreamRun>& runs, bool staggered, std::int64_t offset_step_ns) {
   StreamsSection s;
   s.count = static_cast<int>(runs.size());
@@ -103,10 +110,9 @@ RunReport combine_streams(const std::vector<StreamRun>& runs, bool staggered, st
   RunReport r = *runs[static_cast<std::size_t>(s.worst)].report;
   if (s.realtime_safe) r.verdict.realtime_safe = s.realtime_safe;
   if (s.needed_chunks > 0 && r.verdict.needed_chunks == 0) {  // the worst was judged, another stream cannot be
-    std::uint64_t fewest = r.counts.counted;
-    for (const auto& f : s.streams) fewest = std::min(fewest, f.counted);
     r.verdict.realtime_safe.reset();
-    r.verdict.text = fmt::format("{} on some stream; {}", cannot_judge_words(fewest, s.needed_chunks), r.verdict.text);
+    r.verdict.text =
+        fmt::format("{} on some stream; {}", cannot_judge_words(fewest_counted(s), s.needed_chunks), r.verdict.text);
   }
   r.verdict.needed_chunks = s.needed_chunks;
   const int unsafe = s.unsafe_streams();

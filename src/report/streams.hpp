@@ -22,6 +22,9 @@ struct StreamRun {
 /// none.
 int worst_stream(const std::vector<StreamFigures>& streams);
 
+/// The counted chunks of the stream that counted fewest (0 without streams).
+std::uint64_t fewest_counted(const StreamsSection& s) noexcept;
+
 /// The streams section of `runs` (at least one): each stream's figures, the worst, the
 /// stream to blame (the most stall events, then the most misses, then the lowest index;
 /// none without misses) and every stream's counted chunks pooled (merged histograms).

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "src/report/format.hpp"
+#include "src/report/streams.hpp"
 
 namespace chunkscope {
 
@@ -96,8 +97,7 @@ void fill_sweep_cell(SweepCell& cell, const RunReport& combined, const std::vect
     cell.wake_p99_ns = combined.platform->wake_p99();
   }
   cell.safe = cell.state == SweepCell::State::done ? std::optional<bool>(sweep_cell_safe(s)) : std::nullopt;
-  cell.fewest_counted = s.streams.empty() ? 0 : s.streams.front().counted;
-  for (const auto& f : s.streams) cell.fewest_counted = std::min(cell.fewest_counted, f.counted);
+  cell.fewest_counted = fewest_counted(s);
   if (cell.safe == true && s.needed_chunks > 0) {  // nothing missed, too few chunks to call it safe
     cell.safe.reset();
     cell.needed_chunks = s.needed_chunks;
@@ -105,8 +105,7 @@ void fill_sweep_cell(SweepCell& cell, const RunReport& combined, const std::vect
 }
 
 std::string SweepCell::verdict_words() const {
-  if (safe) return *safe ? "safe" : "NOT safe";
-  return needed_chunks > 0 ? cannot_judge_words(fewest_counted, needed_chunks) : "-";
+  return !safe && needed_chunks > 0 ? cannot_judge_words(fewest_counted, needed_chunks) : verdict_word(safe, 0);
 }
 
 std::vector<std::string> frontier_sentences(const SweepReport& r, const SweepFrontier& f) {
