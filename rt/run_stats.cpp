@@ -137,6 +137,7 @@ void RunStats::prepare(const RunStatsConfig& cfg) {
   step_miss.assign(nsteps, 0);
   miss_owner.fill(0);
   miss_owner_ns.fill(0);
+  platform_unexplained = 0;
   stalls = 0;
   live_counted.store(0, std::memory_order_relaxed);
   live_misses.store(0, std::memory_order_relaxed);
@@ -273,6 +274,22 @@ Owner miss_owner_of(const LatencySplit& split, std::int64_t budget_ns) noexcept 
   return owner;
 }
 
+// Whether a late chunk's platform waits are what the machine does on its own: each wake-up
+// no later than the baseline's latest, each hand-off no longer than its longest round trip,
+// and the chunk's processing not above the run's p99 so far. Without a baseline the waits
+// are taken as the platform's, as they come. [no-alloc, no-block]
+bool platform_explains(const LatencySplit& split, const RunStatsConfig& cfg, std::int64_t process_ns,
+                       const stats::LogHistogram& process_hist) noexcept {
+  auto ns = [&](Cause c) { return split.ns[static_cast<std::size_t>(c)]; };
+  if (cfg.baseline_wake_max_ns <= 0 && cfg.baseline_handoff_max_ns <= 0) return true;  // nothing to judge by
+  if (process_hist.count() > 0 && process_ns > static_cast<std::int64_t>(process_hist.value_at_percentile(99.0)))
+    return false;
+  const std::int64_t wake = cfg.baseline_wake_max_ns, handoff = cfg.baseline_handoff_max_ns;
+  if (wake > 0 && ns(Cause::source_wake) > wake) return false;
+  if (handoff > 0 && (ns(Cause::handoff_in) > handoff || ns(Cause::handoff_out) > handoff)) return false;
+  return true;
+}
+
 // Cadence: a chunk a consumer holding the margin's worth of audio would have run dry on.
 void note_dry(RunStats& s, const ChunkRecord& r, std::int64_t L) noexcept {
   const RunStatsConfig& cfg = s.config();
@@ -344,7 +361,12 @@ void RunStats::add(ChunkRecord& r) noexcept {
     live_misses.store(misses, std::memory_order_relaxed);
     const int worst = miss_stage(st, cfg_.budget_ns);
     ++miss_blame[static_cast<std::size_t>(worst)];
-    const Owner owner = miss_owner_of(split, cfg_.budget_ns);
+    Owner owner = miss_owner_of(split, cfg_.budget_ns);
+    if (owner == Owner::platform &&
+        !platform_explains(split, cfg_, st[static_cast<int>(Stage::process)], stage[static_cast<int>(Stage::process)])) {
+      owner = Owner::chain;  // the run's own: its load, or its processing, made the wait
+      ++platform_unexplained;
+    }
     ++miss_owner[static_cast<std::size_t>(owner)];
     for (int i = 0; i < kOwnerCount; ++i) miss_owner_ns[static_cast<std::size_t>(i)] += split.owner_ns[static_cast<std::size_t>(i)];
     const Cause cause = split.largest;

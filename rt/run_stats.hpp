@@ -101,6 +101,11 @@ struct RunStatsConfig {
   // later than its deadline plus the margin, L > B + margin. 0: D (B + margin = D).
   std::int64_t dry_after_ns = 0;
   int steps = 0;  // planned steps the backend times (at most kMaxTimedSteps): one histogram each
+  // The platform baseline's longest wake-up lateness and hand-off round trip (0: none
+  // measured). A late chunk's platform waits are the platform's only within these
+  // (docs/profiler.md, "Blame"); RunStats::set_platform_tails sets them once measured.
+  std::int64_t baseline_wake_max_ns = 0;
+  std::int64_t baseline_handoff_max_ns = 0;
 };
 
 /// One emitted chunk, compact, for per-chunk plots: stamps relative to nothing (raw ns),
@@ -139,6 +144,12 @@ class RunStats {
 
   /// [no-alloc, no-block]
   const RunStatsConfig& config() const { return cfg_; }
+  /// The platform baseline measured before the run: its longest wake-up lateness and
+  /// hand-off round trip (0: none). Set before the run, not while it streams.
+  void set_platform_tails(std::int64_t wake_max_ns, std::int64_t handoff_max_ns) noexcept {
+    cfg_.baseline_wake_max_ns = wake_max_ns;
+    cfg_.baseline_handoff_max_ns = handoff_max_ns;
+  }
   /// Starts a new stream segment feeding the same statistics (compare rounds): the next
   /// chunks pay their own warm-up, the period restarts, and drift is fitted per segment
   /// origin (a pooled slope). [no-alloc, no-block]; not while a stream runs.
@@ -197,6 +208,10 @@ class RunStats {
   std::array<std::int64_t, kOwnerCount> miss_owner_ns{};  // their latency parts summed, per owner
   std::uint64_t stalls = 0;                             // stall events
   std::array<std::uint64_t, kOwnerCount> stall_owner{};  // stall events per owner
+  // misses whose largest part was a platform wait the baseline does not explain (longer
+  // than the machine did on its own, or with processing above its normal range): owned by
+  // the chain instead
+  std::uint64_t platform_unexplained = 0;
   std::vector<StallEvent> stall_list;                   // the first stall_list_capacity events
   // cadence: chunks a consumer holding the margin's worth of audio would have run dry on
   std::uint64_t dry_chunks = 0;

@@ -155,28 +155,37 @@ bool same_duration(const std::string& a, const std::string& b) {
 }
 
 // A command line built word by word; a flag is written only when its value differs from
-// the default's.
+// the default's. Besides the text, each flag is kept as one word, "--flag" or "--flag=value".
 class CommandLine {
  public:
   explicit CommandLine(std::string head) : text_(std::move(head)) {}
   void word(const std::string& w) { text_ += " " + shell_quote(w); }
   void flag(const char* name, bool given) {
-    if (given) text_ += fmt::format(" {}", name);
+    if (!given) return;
+    text_ += fmt::format(" {}", name);
+    args_.emplace_back(name);
   }
   void text(const char* name, const std::string& v, const std::string& def) {
-    if (v != def) text_ += fmt::format(" {} {}", name, shell_quote(v));
+    if (v == def) return;
+    text_ += fmt::format(" {} {}", name, shell_quote(v));
+    args_.push_back(fmt::format("{}={}", name, v));
   }
   void number(const char* name, double v, double def) {
-    if (v != def) text_ += fmt::format(" {} {}", name, number_text(v));
+    if (v == def) return;
+    text_ += fmt::format(" {} {}", name, number_text(v));
+    args_.push_back(fmt::format("{}={}", name, number_text(v)));
   }
   const std::string& str() const { return text_; }
+  const std::vector<std::string>& args() const { return args_; }
 
  private:
   std::string text_;
+  std::vector<std::string> args_;
 };
 
-// The flags every stream command shares, in the order the rerun hints have always used.
-void stream_flags(CommandLine& c, const StreamOptions& o, bool device) {
+// The flags of a stream command that shape the experiment, in the order the rerun hints
+// have always used.
+void experiment_flags(CommandLine& c, const StreamOptions& o, bool device) {
   const StreamOptions d;
   c.text("--chain", o.chain, d.chain);
   c.number("--chunk", o.chunk, d.chunk);
@@ -192,6 +201,22 @@ void stream_flags(CommandLine& c, const StreamOptions& o, bool device) {
   c.text("--margin", o.margin, d.margin);
   c.number("--queue-depth", o.queue_depth, d.queue_depth);
   c.number("--warmup", static_cast<double>(o.warmup), static_cast<double>(d.warmup));
+  if (!same_duration(o.baseline, d.baseline)) c.text("--baseline", o.baseline, d.baseline);
+  c.flag("--rt", o.rt);
+  if (o.rt) c.number("--rt-priority", o.rt_priority, d.rt_priority);
+  c.text("--cpus", o.cpus, d.cpus);
+  c.text("--wait", wait_mode_name(o.wait), wait_mode_name(d.wait));
+  c.flag("--inline", o.inline_process);
+  if (!o.ftz) c.text("--ftz", "off", "on");
+  if (device) return;
+  c.number("--streams", o.streams, d.streams);
+  c.flag("--batch", o.batch);
+  if (!o.batch && o.streams > 1 && !o.stagger) c.text("--stagger", "off", "on");
+}
+
+// The flags that say where the results go and how the command ends, not what it measures.
+void output_flags(CommandLine& c, const StreamOptions& o, bool device) {
+  const StreamOptions d;
   c.number("--series-limit", static_cast<double>(o.series_limit), static_cast<double>(d.series_limit));
   if (!device) c.text("--output", o.output, d.output);
   c.text("--json", o.json_path, d.json_path);
@@ -203,39 +228,61 @@ void stream_flags(CommandLine& c, const StreamOptions& o, bool device) {
   c.flag("--fail-on-miss", o.fail_on_miss);
   c.flag("--fail-on-unsafe", o.fail_on_unsafe);
   c.flag("--quiet", o.quiet);
-  if (!same_duration(o.baseline, d.baseline)) c.text("--baseline", o.baseline, d.baseline);
-  c.flag("--rt", o.rt);
-  if (o.rt) c.number("--rt-priority", o.rt_priority, d.rt_priority);
-  c.text("--cpus", o.cpus, d.cpus);
-  c.text("--wait", wait_mode_name(o.wait), wait_mode_name(d.wait));
-  c.flag("--inline", o.inline_process);
-  if (!o.ftz) c.text("--ftz", "off", "on");
   c.text("--metrics-listen", o.metrics_listen, d.metrics_listen);
   if (!same_duration(o.metrics_hold, d.metrics_hold)) c.text("--metrics-hold", o.metrics_hold, d.metrics_hold);
+}
+
+void stream_flags(CommandLine& c, const StreamOptions& o, bool device) {
+  experiment_flags(c, o, device);
+  output_flags(c, o, device);
+}
+
+// The synthetic input's flags.
+void synth_flags(CommandLine& c, const StreamOptions& o) {
+  const StreamOptions d;
+  c.text("--signal", o.signal, d.signal);
+  if (!same_duration(o.duration, d.duration)) c.text("--duration", o.duration, d.duration);
+  c.number("--channels", o.channels, d.channels);
+  c.number("--rate", o.rate, d.rate);
+}
+
+std::string& program_name_storage() {
+  static std::string name = "chunkscope";
+  return name;
 }
 
 }  // namespace
 
 std::string stream_command_line(const std::string& command, const StreamOptions& o) {
   const StreamOptions d;
-  CommandLine c("chunkscope " + command);
+  CommandLine c(program_name() + " " + command);
   if (command == "replay") {
     c.word(o.input.empty() ? std::string("FILE") : o.input);
     c.number("--rate", o.expect_rate, d.expect_rate);
     c.number("--channels", o.expect_channels, d.expect_channels);
   } else {
-    c.text("--signal", o.signal, d.signal);
-    if (!same_duration(o.duration, d.duration)) c.text("--duration", o.duration, d.duration);
-    c.number("--channels", o.channels, d.channels);
-    c.number("--rate", o.rate, d.rate);
+    synth_flags(c, o);
   }
   stream_flags(c, o, false);
   return c.str();
 }
 
+std::vector<std::string> experiment_args(const std::string& command, const StreamOptions& o) {
+  CommandLine c(command);
+  if (command == "synth") synth_flags(c, o);
+  experiment_flags(c, o, command == "monitor");
+  return c.args();
+}
+
+void set_program_name(const std::string& argv0) {
+  program_name_storage() = argv0.find('/') == std::string::npos ? std::string("chunkscope") : shell_quote(argv0);
+}
+
+const std::string& program_name() { return program_name_storage(); }
+
 std::string monitor_command_line(const MonitorOptions& o) {
   const MonitorOptions d;
-  CommandLine c("chunkscope monitor");
+  CommandLine c(program_name() + " monitor");
   c.text("--input", o.input, d.input);
   c.text("--output", o.output, d.output);
   c.number("--rate", o.rate, d.rate);

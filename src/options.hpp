@@ -207,4 +207,18 @@ std::string stream_command_line(const std::string& command, const StreamOptions&
 /// The command line of `chunkscope monitor` with `o`, defaults left out.
 std::string monitor_command_line(const MonitorOptions& o);
 
+/// The flags of a `command` run ("replay", "synth" or "monitor") that shape its experiment,
+/// each only where it differs from the default, as words "--flag" or "--flag=value": the
+/// input's (synth), the chain, chunk, backend, pacing, margin, queue, warm-up, baseline and
+/// run mode, and the streams. Where outputs go (--json, --report-dir, --output...) is left
+/// out, so a rerun does not overwrite the run's own files. The report keeps them
+/// (`workload.args`) and every rerun hint starts from them.
+std::vector<std::string> experiment_args(const std::string& command, const StreamOptions& o);
+
+/// How commands printed for the user name the program: as it was invoked when that was a
+/// path ("./build/chunkscope", "/usr/bin/chunkscope"), else "chunkscope" (found on PATH).
+/// The command line sets it from argv[0] before it parses.
+void set_program_name(const std::string& argv0);
+const std::string& program_name();
+
 }  // namespace chunkscope

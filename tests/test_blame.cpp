@@ -186,3 +186,96 @@ TEST_CASE("cadence: a consumer holding the margin runs dry exactly when L > B + 
   CHECK(st.dry_first_seq == 20);
   CHECK(st.dry_worst_ns == 1);
 }
+
+namespace {
+
+// 100 chunks on time, then one whose source woke `wake_ns` late, processed `proc_ns` and
+// waited `handoff_out_ns` for the sink; then on time again. The baseline's tails as given.
+void one_late_wake(RunStats& st, std::int64_t wake_max, std::int64_t handoff_max, std::int64_t wake_ns,
+                   std::int64_t proc_ns, std::int64_t handoff_out_ns = 6'000) {
+  st.prepare(config());
+  st.set_platform_tails(wake_max, handoff_max);
+  std::uint64_t k = 0;
+  for (; k < 100; ++k) st.add(*std::make_unique<ChunkRecord>(on_time(k)));
+  ChunkRecord r = on_time(k++, proc_ns);
+  r.woke = r.sched + wake_ns;
+  r.ready = r.woke + 10'000;
+  r.dequeue = r.ready + 8'000;
+  r.proc_start = r.dequeue;
+  r.proc_end = r.proc_start + proc_ns;
+  r.sink_start = r.proc_end + handoff_out_ns;
+  r.emit = r.sink_start + 2'000;
+  st.add(r);
+  for (; k < 200; ++k) {
+    ChunkRecord n = on_time(k);
+    if (n.sched < r.emit) continue;  // the stall's catch-up is not what these tests look at
+    st.add(n);
+  }
+}
+
+std::uint64_t owned(const RunStats& st, Owner o) { return st.miss_owner[static_cast<std::size_t>(o)]; }
+
+}  // namespace
+
+TEST_CASE("blame: a platform wait is the platform's only within the baseline's tail and with processing normal") {
+  const std::int64_t late = kD + 500'000;  // the source woke a chunk period and 0.5 ms late: a miss
+  SUBCASE("within the baseline's latest wake-up: the platform's") {
+    RunStats st;
+    one_late_wake(st, late + 1'000, 200'000, late, 5'000);
+    REQUIRE(st.misses == 1);
+    CHECK(owned(st, Owner::platform) == 1);
+    CHECK(st.platform_unexplained == 0);
+    CHECK(st.miss_list.front().owner == Owner::platform);
+  }
+  SUBCASE("later than the baseline ever woke: the run's own, the chain's") {
+    RunStats st;
+    one_late_wake(st, late - 1'000, 200'000, late, 5'000);
+    REQUIRE(st.misses == 1);
+    CHECK(owned(st, Owner::platform) == 0);
+    CHECK(owned(st, Owner::chain) == 1);
+    CHECK(st.platform_unexplained == 1);
+    CHECK(st.miss_list.front().owner == Owner::chain);
+    CHECK(st.miss_list.front().cause == Cause::source_wake);  // the largest part is still named
+    REQUIRE(st.stall_list.size() == 1);
+    CHECK(st.stall_list.front().owner == Owner::chain);
+  }
+  SUBCASE("within the tail, but processing above the run's p99 so far: the chain's") {
+    RunStats st;
+    one_late_wake(st, late + 1'000, 200'000, late, 50'000);
+    REQUIRE(st.misses == 1);
+    CHECK(owned(st, Owner::chain) == 1);
+    CHECK(st.platform_unexplained == 1);
+  }
+  SUBCASE("a hand-off longer than the baseline's longest round trip: the chain's") {
+    // the source on time, the sink woke 5 ms late for the chunk
+    RunStats st;
+    one_late_wake(st, 100'000, 1'000'000, 30'000, 5'000, 5'000'000);
+    REQUIRE(st.misses == 1);
+    CHECK(st.miss_list.front().cause == Cause::handoff_out);
+    CHECK(owned(st, Owner::chain) == 1);
+    RunStats within;
+    one_late_wake(within, 100'000, 6'000'000, 30'000, 5'000, 5'000'000);
+    CHECK(owned(within, Owner::platform) == 1);
+    CHECK(within.platform_unexplained == 0);
+  }
+  SUBCASE("no baseline (--baseline 0, --speed max): the largest share decides, as before") {
+    RunStats st;
+    one_late_wake(st, 0, 0, late, 50'000);
+    REQUIRE(st.misses == 1);
+    CHECK(owned(st, Owner::platform) == 1);
+    CHECK(st.platform_unexplained == 0);
+  }
+}
+
+TEST_CASE("blame: the report counts the misses the baseline does not explain, in the JSON and on the terminal") {
+  const std::int64_t late = kD + 500'000;
+  RunStats st;
+    one_late_wake(st, late - 1'000, 200'000, late, 5'000);
+  const RunReport r = stats_fixture::report_of(st, 200);
+  REQUIRE(r.counts.platform_unexplained.has_value());
+  CHECK(*r.counts.platform_unexplained == 1);
+  std::ostringstream os;
+  print_report(os, r);
+  CAPTURE(os.str());
+  CHECK(os.str().find("owners chain 1 (1 whose platform wait the baseline does not explain)") != std::string::npos);
+}

@@ -2,11 +2,16 @@
 
 #include <nlohmann/json.hpp>
 #include <limits>
+#include <map>
+#include <thread>
 #include <set>
 #include <sstream>
 #include <string>
 
+#include "src/chain_spec.hpp"
+#include "src/cli/entry.hpp"
 #include "src/errors.hpp"
+#include "src/options.hpp"
 #include "src/report/diagnosis.hpp"
 #include "src/report/schema.hpp"
 #include "tests/report_fixture.hpp"
@@ -464,4 +469,210 @@ TEST_CASE("diagnosis: spinning threads that outnumber the CPUs are named, and ev
     CHECK(next.find("--wait hybrid") != std::string::npos);
   }
   CHECK(found);
+}
+
+// ---------------------------------------------------------------- rerun hints parse back
+
+namespace {
+
+// The shell words of a command as chunkscope prints it (plain words and '...' quoting,
+// with '\'' for a quote inside).
+std::vector<std::string> shell_words(const std::string& s) {
+  std::vector<std::string> words;
+  std::string w;
+  bool in_word = false, quoted = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
+    if (quoted) {
+      if (ch == '\'') quoted = false;
+      else w += ch;
+    } else if (ch == '\'') {
+      quoted = in_word = true;
+    } else if (ch == '\\' && i + 1 < s.size()) {
+      w += s[++i];
+      in_word = true;
+    } else if (ch == ' ') {
+      if (in_word) words.push_back(w);
+      w.clear();
+      in_word = false;
+    } else {
+      w += ch;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(w);
+  return words;
+}
+
+// The commands a finding's next step gives in backticks that run chunkscope (the program
+// as printed: a bare name or a path ending in chunkscope), as words after the program.
+std::vector<std::vector<std::string>> hinted_commands(const std::string& next) {
+  std::vector<std::vector<std::string>> out;
+  for (std::size_t a = next.find('`'); a != std::string::npos; a = next.find('`', a + 1)) {
+    const std::size_t b = next.find('`', a + 1);
+    if (b == std::string::npos) break;
+    auto words = shell_words(next.substr(a + 1, b - a - 1));
+    a = b;
+    if (words.size() < 2) continue;
+    const std::string& prog = words.front();
+    if (prog.size() < 10 || prog.compare(prog.size() - 10, 10, "chunkscope") != 0) continue;
+    words.erase(words.begin());
+    out.push_back(words);
+  }
+  return out;
+}
+
+// What a stream run's options make it measure, field by field (not where its outputs go).
+std::map<std::string, std::string> experiment(const chunkscope::StreamOptions& o) {
+  using namespace chunkscope;
+  return {{"input", o.input},
+          {"chain", o.chain},
+          {"chunk", std::to_string(o.chunk)},
+          {"dtype", dtype_name(o.dtype)},
+          {"fuse", std::to_string(o.fuse)},
+          {"backend", backend_name(o.backend.backend)},
+          {"mode", cuda_mode_name(o.backend.cuda.mode)},
+          {"isa", isa_choice_name(o.backend.cpu_isa)},
+          {"gpu_timing", std::to_string(o.backend.cuda.gpu_timing)},
+          {"short_chunk", std::to_string(o.backend.cuda.recapture_on_shape_change)},
+          {"speed", o.speed == "max" ? o.speed : std::to_string(parse_number(o.speed, "--speed"))},
+          {"margin", o.margin},
+          {"queue_depth", std::to_string(o.queue_depth)},
+          {"warmup", std::to_string(o.warmup)},
+          {"baseline", std::to_string(baseline_ns(o))},
+          {"rt", o.rt ? "SCHED_FIFO " + std::to_string(o.rt_priority) : std::string("off")},
+          {"cpus", o.cpus},
+          {"wait", wait_mode_name(o.wait)},
+          {"inline", std::to_string(o.inline_process)},
+          {"ftz", std::to_string(o.ftz)},
+          {"streams", std::to_string(o.streams)},
+          {"stagger", std::to_string(o.stagger)},
+          {"batch", std::to_string(o.batch)},
+          {"signal", o.signal},
+          {"duration", std::to_string(parse_duration_ns(o.duration, "--duration"))},
+          {"channels", std::to_string(o.channels)},
+          {"rate", std::to_string(o.rate)}};
+}
+
+// Every rerun hint among `findings` parses back (by the command line's own parser) into
+// the run's options but for at most one experiment field; returns the fields changed.
+std::multiset<std::string> check_hints(const json& findings, const chunkscope::StreamOptions& run,
+                                       const std::string& subcommand, int* hints) {
+  std::multiset<std::string> changed;
+  const auto want = experiment(run);
+  for (const auto& f : findings) {
+    for (const auto& words : hinted_commands(f["next"].get<std::string>())) {
+      if (words.front() != subcommand) continue;  // sweep and stage-bench are other commands
+      CAPTURE(f["next"].get<std::string>());
+      chunkscope::StreamOptions back;
+      try {
+        back = chunkscope::cli::parse_stream_command(words);
+      } catch (const chunkscope::InputError& e) {
+        FAIL("the hint does not parse: " << e.what());
+      }
+      const auto got = experiment(back);
+      std::vector<std::string> diff;
+      for (const auto& [k, v] : want)
+        if (got.at(k) != v) diff.push_back(k);
+      std::string said;
+      for (const auto& d : diff) said += d + " ";
+      CAPTURE(said);
+      // one change: one flag, or the run mode (--rt, --cpus, --wait, --inline), which a
+      // hint may set together (a real-time thread that spins needs CPUs of its own)
+      const std::set<std::string> run_mode = {"rt", "cpus", "wait", "inline"};
+      const bool one_mode = std::all_of(diff.begin(), diff.end(), [&](const auto& d) { return run_mode.count(d) > 0; });
+      CHECK((diff.size() <= 1 || one_mode));
+      for (const auto& d : diff) changed.insert(d);
+      ++*hints;
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+TEST_CASE("diagnosis: every rerun hint parses back into the run's options but for the one change it asks for") {
+  // runs with most experiment flags away from their defaults; the report's run mode says the same
+  const std::vector<std::string> common = {
+      "synth",       "--signal",  "noise", "--duration", "2s",  "--channels", "1",     "--rate", "44100", "--chain",
+      "hp:80:4 | lp:12k:8", "--chunk", "128", "--dtype",   "f64", "--no-fuse",  "--isa", "scalar", "--speed", "2",
+      "--margin",    "25%",       "--queue-depth", "4",      "--warmup", "5",   "--baseline", "0", "--ftz", "off",
+      "--inline",    "--cpus",    "0",     "--json",     "r.json"};
+  struct Run {
+    std::vector<std::string> flags;
+    json mode;
+  };
+  const std::vector<Run> runs = {
+      {{"--wait", "spin", "--streams", "2", "--stagger", "off"},
+       {{"wait", "spin"}, {"rt", false}, {"cpus", "0"}, {"inline_process", true}, {"ftz", false}}},
+      {{"--wait", "hybrid", "--rt", "--rt-priority", "50"},
+       {{"wait", "hybrid"}, {"rt", true}, {"rt_priority", 50}, {"cpus", "0"}, {"inline_process", true}, {"ftz", false}}},
+  };
+  fixture::Options healthy_run, missing, short_run, unfused;
+  missing.spikes = {100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1100, 1200};
+  missing.spike_ns = 2e7;
+  short_run.chunks = 150;
+  unfused.fused = false;
+  // the hints' CPU lists are for the machine that ran it; the parser checks them against this one
+  std::set<int> cpu_counts = {1, 2, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
+  int hints = 0;
+  std::multiset<std::string> changed;
+  for (const auto& run_words : runs) {
+    auto words = common;
+    words.insert(words.end(), run_words.flags.begin(), run_words.flags.end());
+    const auto run = chunkscope::cli::parse_stream_command(words);
+    const auto args = chunkscope::experiment_args("synth", run);
+    CHECK(std::find(args.begin(), args.end(), "--json=r.json") == args.end());  // outputs are not the experiment
+    for (const auto& o : {healthy_run, missing, short_run, unfused}) {
+      for (const int cpus : cpu_counts) {
+        json r = fixture::make_run_report(o);
+        r["workload"]["args"] = args;
+        r["workload"]["run_mode"] = run_words.mode;
+        r["environment"]["logical_cpus"] = cpus;
+        // the report's own JSON, read back: the hints come from what a saved report holds
+        const auto back = chunkscope::run_report_from_json(json::parse(r.dump()));
+        json findings = json::array();
+        for (const auto& f : chunkscope::diagnose(back)) findings.push_back({{"next", f.next}, {"rule", f.rule}});
+        for (const auto& c : check_hints(findings, run, "synth", &hints)) changed.insert(c);
+      }
+    }
+  }
+  CHECK(hints >= 20);
+  // the hints asked for different changes, and each changed only that
+  CHECK(changed.count("duration") > 0);
+  CHECK(changed.count("wait") > 0);
+  CHECK(changed.count("fuse") > 0);
+  CHECK(changed.count("rt") > 0);
+}
+
+TEST_CASE("diagnosis: a real run's hints name the program as it was invoked and keep every flag of the run") {
+  testutil::TempDir td;
+  const std::vector<std::string> words = {"synth", "--duration", "0.5s", "--inline", "--wait", "spin", "--cpus", "0",
+                                          "--chunk", "64", "--baseline", "0", "--margin", "30%", "--queue-depth", "3"};
+  auto argv = words;
+  argv.insert(argv.end(), {"--json", td.file("r.json"), "-q"});
+  const auto r = testutil::run_cli(argv);
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto j = testutil::load_json(td.file("r.json"));
+  const auto run = chunkscope::cli::parse_stream_command(words);
+  int hints = 0;
+  check_hints(j["diagnosis"], run, "synth", &hints);
+  CHECK(hints >= 1);
+  // the binary was run by its path: the hints name that path, which a shell can run
+  bool named = false;
+  for (const auto& f : j["diagnosis"])
+    named = named || has(f["next"].get<std::string>(), "`" + testutil::bin_path() + " synth");
+  CHECK(named);
+}
+
+TEST_CASE("options: the program's printed name is its path when invoked by one, else chunkscope") {
+  const std::string before = chunkscope::program_name();
+  chunkscope::set_program_name("chunkscope");
+  CHECK(chunkscope::program_name() == "chunkscope");
+  chunkscope::set_program_name("./build/chunkscope");
+  CHECK(chunkscope::program_name() == "./build/chunkscope");
+  chunkscope::set_program_name("/opt/my tools/chunkscope");
+  CHECK(chunkscope::program_name() == "'/opt/my tools/chunkscope'");
+  CHECK(chunkscope::stream_command_line("synth", {}) == "'/opt/my tools/chunkscope' synth");
+  chunkscope::set_program_name(before);
 }

@@ -233,6 +233,7 @@ CompareReport full_compare_report() {
   w.backend = def.backend;
   w.mode = def.mode;
   w.run_mode.reset();
+  w.args.clear();
   w.signature.reset();
   w.variant.clear();
   w.rounds = 0;

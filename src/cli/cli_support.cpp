@@ -6,6 +6,7 @@
 #include <charconv>
 #include <fmt/format.h>
 #include <iostream>
+#include <sstream>
 #include <unistd.h>
 
 #include "chunkscope/version.hpp"
@@ -13,6 +14,7 @@
 #include "src/cli/commands.hpp"
 #include "src/cli/entry.hpp"
 #include "src/cli/signals.hpp"
+#include "src/session/stream_session.hpp"
 #include "src/io/output_file.hpp"
 #include "src/chain_spec.hpp"
 #include "src/errors.hpp"
@@ -413,20 +415,49 @@ int run_command(const Command& command) {
   }
 }
 
-// The command line, parsed and dispatched (src/cli/main.cpp calls it).
-int run_main(int argc, char** argv) {
-  // first, on the main thread: a signal during parsing or in a command that does not stop on
-  // its own ends the process at once, removing temporary files (src/cli/signals.hpp)
-  install_signal_handlers();
-  CLI::App app{"chunkscope: does this audio filter chain keep real time? Measures every chunk at every stage."};
+namespace {
+
+std::vector<Command> add_commands(CLI::App& app) {
   app.set_version_flag("-V,--version", fmt::format("chunkscope {} ({})", kVersion, kGitCommit));
   app.require_subcommand(1);
-  const std::vector<Command> commands{
+  return {
       add_chain_command(app),   add_process_command(app), add_bench_command(app),   add_replay_command(app),
       add_devices_command(app), add_monitor_command(app), add_synth_command(app),   add_compare_command(app),
       add_report_command(app),  add_cadence_command(app), add_stage_bench_command(app), add_sweep_command(app),
       add_plugins_command(app),
   };
+}
+
+const char* kAbout = "chunkscope: does this audio filter chain keep real time? Measures every chunk at every stage.";
+
+}  // namespace
+
+StreamOptions parse_stream_command(const std::vector<std::string>& words) {
+  CLI::App app{kAbout};
+  const std::vector<Command> commands = add_commands(app);
+  std::vector<std::string> argv_words{"chunkscope"};
+  argv_words.insert(argv_words.end(), words.begin(), words.end());
+  std::vector<char*> argv;
+  for (auto& w : argv_words) argv.push_back(w.data());
+  const Command* chosen = nullptr;
+  std::ostringstream refusal;
+  auto* old = std::cerr.rdbuf(refusal.rdbuf());  // the refusal's line goes into the exception
+  const int rc = parse_command_line(app, static_cast<int>(argv.size()), argv.data(), commands, &chosen);
+  std::cerr.rdbuf(old);
+  if (rc != kRunCommand) throw InputError(one_line(refusal.str()));
+  if (!chosen->stream) throw InputError(fmt::format("'{}' is not replay or synth", words.empty() ? "" : words.front()));
+  check_stream_options(*chosen->stream);  // what a run refuses before it opens anything
+  return *chosen->stream;
+}
+
+// The command line, parsed and dispatched (src/cli/main.cpp calls it).
+int run_main(int argc, char** argv) {
+  // first, on the main thread: a signal during parsing or in a command that does not stop on
+  // its own ends the process at once, removing temporary files (src/cli/signals.hpp)
+  install_signal_handlers();
+  if (argc > 0 && argv[0]) set_program_name(argv[0]);  // how printed commands name the program
+  CLI::App app{kAbout};
+  const std::vector<Command> commands = add_commands(app);
   const Command* chosen = nullptr;
   if (const int rc = parse_command_line(app, argc, argv, commands, &chosen); rc != kRunCommand)
     return finish_stdout(rc);

@@ -3,9 +3,14 @@
 // its options (bound to the option structs of src/options.hpp, whose values are the
 // defaults --help shows) and says how to run it; main.cpp parses and dispatches.
 #include <functional>
+#include <memory>
 
 namespace CLI {
 class App;
+}
+
+namespace chunkscope {
+struct StreamOptions;
 }
 
 namespace chunkscope::cli {
@@ -15,6 +20,7 @@ namespace chunkscope::cli {
 struct Command {
   CLI::App* app = nullptr;
   std::function<int()> run;
+  std::shared_ptr<const StreamOptions> stream{};  // replay and synth: the options it parsed
 };
 
 Command add_chain_command(CLI::App& app);        // chain_cmd.cpp

@@ -143,6 +143,16 @@ struct Variant {
 // The values recorded into `after` since it looked like `before` (same layout, `after`
 // holds everything `before` did), each at its slot's highest equivalent value: the
 // histogram of one round out of the pooled one.
+// A variant as a run of its own: the run's options with the variant's chain, fusion and
+// backend (its rerun hints start from these).
+StreamOptions variant_options(const StreamOptions& opt, const VariantSpec& v) {
+  StreamOptions o = opt;
+  if (v.chain_variant()) o.chain = v.chain;
+  if (v.fuse_given) o.fuse = v.fuse;
+  o.backend = v.choice;
+  return o;
+}
+
 stats::LogHistogram since(const stats::LogHistogram& after, const stats::LogHistogram& before) {
   stats::LogHistogram d(after.highest_trackable(), after.significant_digits());
   if (after.count() <= before.count() || !after.same_layout(before)) return d;
@@ -250,6 +260,7 @@ CompareReport build_compare(std::vector<Variant>& vars, const StreamSetup& su, c
     for (auto& lane : v.lanes) {
       Workload w = make_workload(su, opt, *lane->backend, *described_source, described_sink);
       w.command = "compare";
+      w.args = experiment_args(su.command, variant_options(opt, v.spec));
       w.variant = v.spec.name;
       w.rounds = rounds_done;
       lane_reports.push_back(build_run_report(w, v.plan, env, lane->stats, lane->merged, outcome));

@@ -103,7 +103,7 @@ Command add_replay_command(CLI::App& app) {
   add_rate(c, "--rate", o->expect_rate, "Expected sample rate (an error when the file differs)");
   add_int(c, "--channels", o->expect_channels, "Expected channel count (an error when the file differs)")
       ->default_str("");
-  return {c, [o] { return run_stream("replay", *o, stop_on_signals()); }};
+  return {c, [o] { return run_stream("replay", *o, stop_on_signals()); }, o};
 }
 
 Command add_synth_command(CLI::App& app) {
@@ -116,7 +116,7 @@ Command add_synth_command(CLI::App& app) {
   add_text(c, "--duration", o->duration, "Length of the signal, e.g. 10s");
   add_int(c, "--channels", o->channels, "Channels");
   add_rate(c, "--rate", o->rate, "Sample rate in Hz (48000, 44.1k, 48kHz)");
-  return {c, [o] { return run_stream("synth", *o, stop_on_signals()); }};
+  return {c, [o] { return run_stream("synth", *o, stop_on_signals()); }, o};
 }
 
 }  // namespace cli

@@ -406,6 +406,7 @@ void fill_counts(RunReport& r, const RunStats& st, const EngineResult& er) {
                            m.cause, m.cause_ns, m.step >= 0 ? std::optional<int>(m.step + 1) : std::nullopt,
                            m.step >= 0 ? m.step_ns : 0});
   c.miss_owner = st.miss_owner;
+  c.platform_unexplained = st.platform_unexplained;
   c.stalls = st.stalls;
   c.stall_owner = st.stall_owner;
   for (const auto& e : st.stall_list)

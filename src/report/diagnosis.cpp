@@ -30,6 +30,7 @@ std::string fmt_num(double v) {
 class Cmd {
  public:
   explicit Cmd(std::string head) : head_(std::move(head)) {}
+  void set_head(std::string head) { head_ = std::move(head); }
   Cmd& set(const std::string& flag, const std::string& value = "") {
     for (auto& a : args_)
       if (a.first == flag) {
@@ -57,22 +58,40 @@ class Cmd {
   std::vector<std::pair<std::string, std::string>> args_;
 };
 
-// The run's command line; every default comes from the options module, so a flag is
-// printed only where the run differed from what the command does without it.
-Cmd base_command(const RunReport& r) {
-  const ReportWorkload& w = r.workload;
-  const StreamOptions def;
-  const MonitorOptions mdef;
-  std::string command = w.command.empty() ? "replay" : w.command;
-  // a variant of a comparison repeats as a single run of its input
-  if (command == "compare") command = w.input.kind == InputDesc::Kind::synth ? "synth" : "replay";
-  std::string head = "chunkscope " + command;
+// The command a rerun runs: a variant of a comparison repeats as a single run of its input.
+std::string rerun_subcommand(const ReportWorkload& w) {
+  const std::string command = w.command.empty() ? "replay" : w.command;
+  if (command == "compare") return w.input.kind == InputDesc::Kind::synth ? "synth" : "replay";
+  return command;
+}
+
+// The program and subcommand, and a replay's input.
+std::string rerun_head(const ReportWorkload& w, const std::string& command) {
+  std::string head = program_name() + " " + command;
   if (command == "replay") {
     std::string path = w.input.path;
     if (path.empty() && w.source.rfind("file ", 0) == 0) path = w.source.substr(5);
     head += " " + shell_quote(path.empty() ? std::string("FILE") : path);
   }
-  Cmd c(head);
+  return head;
+}
+
+// A monitor run's device flags, which are not stream options.
+void device_flags(Cmd& c, const RunReport& r) {
+  const MonitorOptions mdef;
+  const ReportWorkload& w = r.workload;
+  if (!r.device->input.empty()) c.set("--input", r.device->input);
+  if (!r.device->output.empty()) c.set("--output", r.device->output);
+  if (w.media_seconds > 0) c.set("--duration", fmt_num(std::ceil(w.media_seconds)) + "s");
+  const int lk = r.device->latency_chunks;
+  if (lk > 0 && lk != mdef.latency_chunks) c.set("--latency-chunks", fmt_num(lk));
+}
+
+// A report without `workload.args` (older ones): its experiment flags rebuilt from what
+// the workload records.
+void recorded_flags(Cmd& c, const RunReport& r, const std::string& command) {
+  const ReportWorkload& w = r.workload;
+  const StreamOptions def;
   if (command == "synth") {
     std::string signal = w.input.signal;
     if (signal.empty() && w.source.rfind("synth ", 0) == 0) signal = w.source.substr(6);
@@ -80,12 +99,6 @@ Cmd base_command(const RunReport& r) {
     if (w.media_seconds > 0) c.set("--duration", fmt_num(w.media_seconds) + "s");
     if (w.channels > 0 && w.channels != def.channels) c.set("--channels", fmt_num(w.channels));
     if (w.rate > 0 && w.rate != def.rate) c.set("--rate", fmt_num(w.rate));
-  } else if (command == "monitor" && r.device) {
-    if (!r.device->input.empty()) c.set("--input", r.device->input);
-    if (!r.device->output.empty()) c.set("--output", r.device->output);
-    if (w.media_seconds > 0) c.set("--duration", fmt_num(std::ceil(w.media_seconds)) + "s");
-    const int lk = r.device->latency_chunks;
-    if (lk > 0 && lk != mdef.latency_chunks) c.set("--latency-chunks", fmt_num(lk));
   }
   if (!w.chain.empty()) c.set("--chain", w.chain);
   if (w.chunk_frames > 0 && w.chunk_frames != def.chunk) c.set("--chunk", fmt_num(w.chunk_frames));
@@ -117,6 +130,28 @@ Cmd base_command(const RunReport& r) {
       c.set("--batch");
     else if (!r.streams->staggered)
       c.set("--stagger", "off");
+  }
+}
+
+// The run's command line: the experiment flags the run recorded (`workload.args`, built by
+// the options module, so every flag that shaped the run is there and nothing that equals
+// its default), a replay's input and a monitor's devices; for older reports, the flags the
+// workload records. Where outputs went is not repeated: a rerun does not overwrite them.
+Cmd base_command(const RunReport& r) {
+  const ReportWorkload& w = r.workload;
+  const std::string command = rerun_subcommand(w);
+  Cmd c(rerun_head(w, command));
+  if (command == "monitor" && r.device) device_flags(c, r);
+  if (w.args.empty()) {
+    recorded_flags(c, r, command);
+    return c;
+  }
+  for (const auto& a : w.args) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos)
+      c.set(a);
+    else
+      c.set(a.substr(0, eq), a.substr(eq + 1));
   }
   return c;
 }
@@ -183,9 +218,17 @@ struct Ctx {
     change(c);
     return c.str();
   }
+  // the run's flags under another subcommand (a replay's chain on a synthetic input)
+  std::string rerun_as(const std::string& sub, const std::function<void(Cmd&)>& change) const {
+    Cmd c = base_command(r);
+    c.set_head(rerun_head(r.workload, sub));
+    change(c);
+    return c.str();
+  }
 };
 
-const char* kStageBench = "chunkscope stage-bench RUN.json --stage process";
+// stage-bench on the saved report: the process stage alone, with the run's I/O.
+std::string stage_bench_hint() { return program_name() + " stage-bench RUN.json --stage process"; }
 
 // How many chunks of D a run needs to reach `chunks` counted ones, as seconds of media.
 double seconds_for(const Ctx& c, double chunks) {
@@ -197,9 +240,10 @@ double seconds_for(const Ctx& c, double chunks) {
 std::string longer_run(const Ctx& c, double chunks) {
   const double secs = seconds_for(c, chunks);
   if (c.command == "replay")
-    return fmt::format("replay a file of at least {} s (this one has {:.1f} s), or `chunkscope synth --duration {}s` with "
-                       "the same --chain and --chunk",
-                       secs, c.r.workload.media_seconds, secs);
+    return fmt::format("replay a file of at least {} s (this one has {:.1f} s), or run the same chain on a synthetic "
+                       "signal: `{}`",
+                       secs, c.r.workload.media_seconds,
+                       c.rerun_as("synth", [&](Cmd& x) { x.set("--duration", fmt_num(secs) + "s"); }));
   return fmt::format("run for at least {} s: `{}`", secs,
                      c.rerun([&](Cmd& x) { x.set("--duration", fmt_num(secs) + "s"); }));
 }
@@ -246,19 +290,40 @@ Charge charged_p95(const Ctx& c, Stage blame) {
 // the engine's threads pinned to the two highest-numbered CPUs where there are four or more.
 std::string pin_threads(const Ctx& c) {
   const int n = c.r.environment.host.logical_cpus;
-  const bool already_rt = c.r.workload.run_mode && c.r.workload.run_mode->rt;
+  const auto& m = c.r.workload.run_mode;
+  const bool already_rt = m && m->rt;
+  const bool spins = m && m->wait == "spin";
+  const bool in_source = m && m->inline_process;
+  const int streams = c.r.streams ? c.r.streams->count : 1;
+  // a SCHED_FIFO thread that spins needs a CPU of its own, one per engine thread of one
+  // stream (the run refuses it otherwise): with fewer, the rerun waits hybrid
+  const int engine_threads = in_source ? 2 : 3;
   if (n >= 4) {
-    const std::string cpus = fmt::format("{},{}", n - 2, n - 1);
+    const int k = spins && streams == 1 ? engine_threads : 2;
+    std::string cpus;
+    for (int i = n - k; i < n; ++i) cpus += (cpus.empty() ? "" : ",") + fmt_num(i);
     return fmt::format("run the engine's threads SCHED_FIFO on quiet cores of their own, then compare: `{}`",
-                       c.rerun([&](Cmd& x) { x.set("--rt").set("--cpus", cpus); }));
+                       c.rerun([&](Cmd& x) {
+                         x.set("--rt").set("--cpus", cpus);
+                         if (spins && streams > 1) x.set("--wait", "hybrid");
+                       }));
   }
-  if (already_rt)
+  if (already_rt && n >= 2 && streams == 1)
     return fmt::format("this machine has {} logical CPU(s), too few to give the engine quiet cores; process inside the "
-                       "source's thread and spin instead of sleeping (costs a core while it runs): `{}`",
-                       n > 0 ? n : 1, c.rerun([](Cmd& x) { x.set("--rt").set("--inline").set("--wait", "spin"); }));
+                       "source's thread and spin instead of sleeping, source and sink on a CPU each (costs both CPUs "
+                       "while it runs): `{}`",
+                       n, c.rerun([&](Cmd& x) { x.set("--inline").set("--wait", "spin").set("--cpus", fmt::format("{},{}", n - 2, n - 1)); }));
+  if (already_rt)
+    return fmt::format("this machine has {} logical CPU(s), too few to give the engine quiet cores of its own; the threads "
+                       "already run SCHED_FIFO: run it on a machine with more cores, or with fewer other processes",
+                       n > 0 ? n : 1);
   return fmt::format("raise the threads' priority and compare (this machine has {} logical CPU(s), too few to give the "
-                     "engine quiet cores of its own): `{}`",
-                     n > 0 ? n : 1, c.rerun([](Cmd& x) { x.set("--rt"); }));
+                     "engine quiet cores of its own{}): `{}`",
+                     n > 0 ? n : 1, spins ? "; a real-time thread that spins needs one, so it waits hybrid" : "",
+                     c.rerun([&](Cmd& x) {
+                       x.set("--rt");
+                       if (spins) x.set("--wait", "hybrid");
+                     }));
 }
 
 // The baseline's figures as evidence, when the report has them.
@@ -272,7 +337,7 @@ void baseline_evidence(const Ctx& c, Evidence& ev) {
 
 std::string next_for_stage(const Ctx& c, Stage stage) {
   if (stage == Stage::process || stage == Stage::wait_in)
-    return fmt::format("time the process stage alone with the run's I/O: `{}`; then trace one run: `{}`", kStageBench,
+    return fmt::format("time the process stage alone with the run's I/O: `{}`; then trace one run: `{}`", stage_bench_hint(),
                        c.rerun([](Cmd& x) { x.set("--report-dir", "out"); }));
   if (stage == Stage::source) {
     if (c.command == "replay")
@@ -440,7 +505,7 @@ void rule_drops(Ctx& c) {
         burst ? pin_threads(c)
               : fmt::format("find the stall: `{}`; a deeper queue only hides stalls shorter than depth x D ({} now): "
                             "`--queue-depth {}`",
-                            kStageBench, ft(depth * c.D), fmt_num(depth * 4)));
+                            stage_bench_hint(), ft(depth * c.D), fmt_num(depth * 4)));
 }
 
 void rule_too_slow(Ctx& c) {
@@ -456,7 +521,7 @@ void rule_too_slow(Ctx& c) {
          {"media_seconds", c.r.throughput.media_seconds},
          {"process_p50_ns", hv(c.stage(Stage::process), Pct::p50).value_or(0)},
          {"chunk_ns", c.D}},
-        fmt::format("time the process stage alone: `{}`", kStageBench));
+        fmt::format("time the process stage alone: `{}`", stage_bench_hint()));
 }
 
 void rule_xruns(Ctx& c) {
@@ -609,7 +674,7 @@ void rule_queue_wait(Ctx& c) {
   if (in && p95 > 0.5 * c.D) {
     text += fmt::format("chunks wait for a processor still busy with earlier chunks (process p95 {} = {} of D): backpressure",
                         ft(p95), pct(p95 / c.D));
-    next = fmt::format("time the process stage alone: `{}`", kStageBench);
+    next = fmt::format("time the process stage alone: `{}`", stage_bench_hint());
   } else if (in) {
     text += fmt::format("the processor is mostly idle (process p95 {} = {} of D), so the wait is its wake-up: the stage "
                         "upstream hands over and the processor starts late",
@@ -776,7 +841,7 @@ void rule_streams(Ctx& c) {
                  {"pooled_drops", static_cast<double>(s.drops)}};
   if (s.headroom_p95_ns) ev["pooled_headroom_p95_ns"] = static_cast<double>(*s.headroom_p95_ns);
   if (w.headroom_p95_ns) ev["worst_headroom_p95_ns"] = static_cast<double>(*w.headroom_p95_ns);
-  std::string head = "chunkscope sweep";
+  std::string head = program_name() + " sweep";
   if (c.command == "replay") {
     head += " " + shell_quote(c.r.workload.input.path.empty() ? std::string("FILE") : c.r.workload.input.path);
   } else if (!c.r.workload.input.signal.empty()) {
@@ -885,7 +950,8 @@ void rule_hosted_audit(Ctx& c) {
     if (!st.audit) continue;
     const StepAudit& a = *st.audit;
     const std::string who = fmt::format("step {}, {}", st.index, st.label);
-    const std::string bench = "`chunkscope stage-bench RUN.json` (each step's time alone, the output proven)";
+    const std::string bench =
+        fmt::format("`{} stage-bench RUN.json` (each step's time alone, the output proven)", program_name());
     if (a.allocations + a.frees > 0)
       c.add("hosted_allocates", Sev::warning, Conf::high,
             fmt::format("{} called the heap {} time(s) ({} allocation(s), {} free(s)) inside process(), first in chunk {}: "
@@ -948,7 +1014,7 @@ void rule_healthy(Ctx& c) {
 // A probe's run is the application's own: a next step that reruns chunkscope becomes the
 // same change, made in the application.
 std::string in_application(const std::string& next) {
-  const auto cmd = next.find("`chunkscope ");
+  const auto cmd = next.find("`" + program_name() + " ");
   if (cmd == std::string::npos) return next;
   std::string head = next.substr(0, cmd);
   while (!head.empty() && (head.back() == ' ' || head.back() == ':' || head.back() == ',')) head.pop_back();

@@ -113,6 +113,9 @@ struct ReportWorkload {
   InputDesc input;
   std::optional<Signature> signature;  // older reports may lack it
   std::optional<RunMode> run_mode;     // older reports lack it
+  // the run's experiment flags, "--flag" or "--flag=value" (options.hpp experiment_args),
+  // which every rerun hint starts from; older reports and monitor runs lack them
+  std::vector<std::string> args;
   // a variant's report inside a comparison
   std::string variant;
   int rounds = 0;
@@ -185,6 +188,9 @@ struct Counts {
   std::vector<MissRecord> miss_list;
   // misses by owner, and the stall events they make (older reports lack them)
   std::optional<std::array<std::uint64_t, kOwnerCount>> miss_owner;
+  // of those, misses whose largest part was a platform wait the baseline does not explain,
+  // owned by the chain instead (docs/profiler.md, "Owners of a late chunk"; older reports lack it)
+  std::optional<std::uint64_t> platform_unexplained;
   std::optional<std::uint64_t> stalls;
   std::array<std::uint64_t, kOwnerCount> stall_owner{};
   std::vector<StallRecord> stall_list;

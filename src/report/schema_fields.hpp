@@ -227,6 +227,7 @@ void describe_workload(IO& io, S& w, bool run) {
   io("media_seconds", w.media_seconds, need);
   io("input", w.input);
   io("run_mode", w.run_mode, {.write = run});
+  io("args", w.args, {.write = run && !w.args.empty()});
   // an older signature lacks what the workload says too
   Signature seed;
   seed.frames = w.chunk_frames;
@@ -351,6 +352,7 @@ struct Fields<Counts> {
     io.keyed("miss_blame", c.miss_blame, stage_word, kRequired);
     io("miss_list", c.miss_list, kRequired);
     io("miss_owner", c.miss_owner);
+    io("platform_unexplained", c.platform_unexplained);
     const bool stalls = c.stalls.has_value();  // the stall fields came together
     io("stalls", c.stalls);
     io("stall_owner", c.stall_owner, {.write = stalls});

@@ -369,6 +369,8 @@ void count_lines(std::vector<std::string>& out, const RunReport& r) {
       if ((*k.miss_owner)[static_cast<std::size_t>(i)] > 0)
         owners += fmt::format("{}{} {}", owners.empty() ? "" : ", ", owner_key(static_cast<Owner>(i)),
                               (*k.miss_owner)[static_cast<std::size_t>(i)]);
+  if (k.platform_unexplained.value_or(0) > 0)
+    owners += fmt::format(" ({} whose platform wait the baseline does not explain)", *k.platform_unexplained);
   line(fmt::format("misses     {} of {} counted chunks ({:.2f}%){}{}", k.misses, k.counted,
                    k.counted ? 100.0 * double(k.misses) / double(k.counted) : 0.0, blame.empty() ? "" : ", blamed on " + blame,
                    owners.empty() ? "" : "; owners " + owners));

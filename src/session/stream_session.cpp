@@ -483,6 +483,7 @@ Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Ba
   w.wait = opt.wait;
   w.inline_process = opt.inline_process;
   w.ftz = opt.ftz;
+  w.args = experiment_args(su.command, opt);
   return w;
 }
 
@@ -522,6 +523,13 @@ std::optional<BaselineResult> StreamSession::measure_baseline() const {
 void StreamSession::measure_before() {
   proc_before_ = read_proc_snapshot();
   baseline_before_ = measure_baseline();
+  adopt_platform_tails(baseline_before_);
+}
+
+void StreamSession::adopt_platform_tails(const std::optional<BaselineResult>& b) {
+  // the machine's own tails, against which a late chunk's platform waits are judged
+  if (b && b->status == Status::ok)
+    stats_.set_platform_tails(static_cast<std::int64_t>(b->wake.max()), static_cast<std::int64_t>(b->handoff.max()));
 }
 
 void StreamSession::measure_after() {

@@ -176,6 +176,10 @@ class StreamSession {
   void adopt_measurements(const StreamSession& other);
   /// The platform baseline measure_before() took (none at --speed max or --baseline 0).
   const std::optional<BaselineResult>& baseline_before() const { return baseline_before_; }
+  /// Judges this session's late chunks against a baseline measured before the run (its
+  /// longest wake-up and hand-off; docs/profiler.md, "Blame"). measure_before does it for
+  /// its own; a set of streams hands the first stream's to the others. Before the run.
+  void adopt_platform_tails(const std::optional<BaselineResult>& b);
 
  private:
   StreamSetup su_;

@@ -70,6 +70,7 @@ void StreamSet::run(const std::atomic<bool>* stop, const std::function<void()>& 
                     const std::function<void()>& joined) {
   StreamSession& first = *sessions_[0];
   first.measure_before();
+  for (std::size_t k = 1; k < sessions_.size(); ++k) sessions_[k]->adopt_platform_tails(first.baseline_before());
   if (started) started();
   std::vector<Engine*> engines;
   for (auto& s : sessions_) engines.push_back(&s->engine());
