@@ -36,6 +36,7 @@ struct ProcessOptions {
   DType dtype = DType::f32;
   bool fuse = true;
   BackendChoice backend;  // --backend, --mode
+  std::string output_format = "auto";  // the output's sample type: auto, float, double, pcm16, pcm24, pcm32
 };
 
 /// The grid of `chunkscope bench`.

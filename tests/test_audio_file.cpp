@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <cmath>
+#include <fmt/format.h>
 #include <fstream>
 #include <sndfile.h>
 
@@ -91,4 +93,53 @@ TEST_CASE("output format follows the extension, else the input's") {
   CHECK(output_format_for("x.ogg", wav16, 2, 48000) == (SF_FORMAT_OGG | SF_FORMAT_VORBIS));
   CHECK(output_format_for("noext", SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 1, 44100) == (SF_FORMAT_FLAC | SF_FORMAT_PCM_16));
   CHECK_THROWS_AS(output_format_for("x.xyz", wav16, 2, 48000), InputError);
+}
+
+TEST_CASE("process: samples beyond full scale are counted; integers clip them, --output-format float keeps them") {
+  testutil::TempDir td;
+  // a 16-bit sine at 0.8 of full scale, raised by 6 dB: the tops of every cycle go over
+  std::vector<float> in(2 * 4800);
+  for (std::size_t i = 0; i < in.size() / 2; ++i)
+    in[2 * i] = in[2 * i + 1] = 0.8f * static_cast<float>(std::sin(2 * 3.141592653589793 * 440.0 * double(i) / 48000));
+  testutil::write_wav(td.file("in.wav"), in, 2, 48000, true);
+  // the float file is the reference: it keeps every sample as the chain made it
+  const auto f = testutil::run_cli({"process", td.file("in.wav"), td.file("float.wav"), "-c", "gain:6dB",
+                                    "--output-format", "float"});
+  REQUIRE_MESSAGE(f.rc == 0, f.err);
+  const auto kept = testutil::read_all(td.file("float.wav"));
+  std::size_t over = 0;
+  double peak = 0;
+  for (double x : kept) {
+    over += std::fabs(x) > 1.0 ? 1 : 0;
+    peak = std::max(peak, std::fabs(x));
+  }
+  REQUIRE(over > 0);
+  CAPTURE(f.out);
+  CHECK(f.out.find(fmt::format("beyond full scale: {} of {} samples", over, kept.size())) != std::string::npos);
+  CHECK(f.out.find("kept as written") != std::string::npos);
+  // the same run into the input's 16-bit format: the same count, said as clipped, and the file holds none over
+  const auto p = testutil::run_cli({"process", td.file("in.wav"), td.file("pcm.wav"), "-c", "gain:6dB"});
+  REQUIRE_MESSAGE(p.rc == 0, p.err);
+  CAPTURE(p.out);
+  CHECK(p.out.find(fmt::format("CLIPPED: {} of {} samples", over, kept.size())) != std::string::npos);
+  CHECK(p.out.find(fmt::format("peak {:+.1f} dBFS", 20 * std::log10(peak))) != std::string::npos);
+  std::size_t beyond = 0;
+  for (double x : testutil::read_all(td.file("pcm.wav"))) beyond += std::fabs(x) > 1.0 ? 1 : 0;
+  CHECK(beyond == 0);
+  // no gain, no line
+  const auto q = testutil::run_cli({"process", td.file("in.wav"), td.file("quiet.wav"), "-c", "gain:0dB"});
+  REQUIRE_MESSAGE(q.rc == 0, q.err);
+  CHECK(q.out.find("full scale") == std::string::npos);
+  // bad values: one line naming the flag, exit 2, nothing written
+  const auto bad = testutil::run_cli({"process", td.file("in.wav"), td.file("bad.wav"), "-c", "gain:6dB",
+                                      "--output-format", "f32"});
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find("--output-format: 'f32' is not auto, float, double, pcm16, pcm24 or pcm32") != std::string::npos);
+  const auto flac = testutil::run_cli({"process", td.file("in.wav"), td.file("f.flac"), "-c", "gain:6dB",
+                                       "--output-format", "float"});
+  CHECK(flac.rc == 2);
+  CHECK(flac.err.find("output '") != std::string::npos);
+  CHECK(flac.err.find("cannot hold") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(td.file("bad.wav")));
+  CHECK_FALSE(std::filesystem::exists(td.file("f.flac")));
 }

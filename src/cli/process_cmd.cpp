@@ -1,6 +1,7 @@
 #include "src/cli/process_cmd.hpp"
 
 #include <fmt/format.h>
+#include <cmath>
 #include <iostream>
 #include <vector>
 
@@ -52,7 +53,7 @@ ProcessResult process_file(const std::string& in, const std::string& out, const 
   if (info.channels > kMaxChannels)
     throw InputError(fmt::format("input '{}': {} channels, at most {} are supported", in, info.channels, kMaxChannels));
   const Plan plan = plan_chain(opt.chain, info.rate, opt.fuse);
-  const int fmt_out = output_format_for(out, info.format, info.channels, info.rate);
+  const int fmt_out = output_format_for(out, info.format, info.channels, info.rate, parse_output_subtype(opt.output_format));
   AudioWriter wr(out, fmt_out, info.rate, info.channels);
   ProcessSpec spec{info.rate, info.channels, opt.chunk, opt.dtype};
   auto be = make_backend(opt.backend, plan, spec);
@@ -84,7 +85,25 @@ ProcessResult process_file(const std::string& in, const std::string& out, const 
     return res;
   }
   wr.commit();
+  res.clips = wr.clips();
+  res.samples = wr.samples_written();
+  res.over_full_scale = wr.over_full_scale();
+  res.peak = wr.peak();
   return res;
+}
+
+std::string clipping_line(const ProcessResult& r) {
+  if (r.over_full_scale == 0 || r.samples == 0) return "";
+  const double share = 100.0 * static_cast<double>(r.over_full_scale) / static_cast<double>(r.samples);
+  const double peak_db = 20.0 * std::log10(r.peak);
+  if (!r.clips)
+    return fmt::format("  beyond full scale: {} of {} samples ({:.2f}%), peak {:+.1f} dBFS, kept as written (float "
+                       "samples); a player or an integer file will clip them\n",
+                       r.over_full_scale, r.samples, share, peak_db);
+  return fmt::format("  CLIPPED: {} of {} samples ({:.2f}%) were beyond full scale (peak {:+.1f} dBFS) and were clipped "
+                     "to it in the integer file; keep them with --output-format float, or lower the chain's gain by "
+                     "{:.1f} dB\n",
+                     r.over_full_scale, r.samples, share, peak_db, peak_db);
 }
 
 int run_process(const std::string& in, const std::string& out, const ProcessOptions& opt,
@@ -100,6 +119,7 @@ int run_process(const std::string& in, const std::string& out, const ProcessOpti
              out, r.frames, static_cast<double>(r.frames) / r.rate, r.channels, r.rate, r.chunks, opt.chunk,
              r.dispatches_per_chunk);
   fmt::print("  read as {}; written as {}\n", r.in_format, r.out_format);
+  fmt::print("{}", clipping_line(r));
   return kExitOk;
 }
 
@@ -129,6 +149,9 @@ Command add_process_command(CLI::App& app) {
       c, "--isa", o.backend.cpu_isa,
       "CPU backend: the instruction set of its kernels, auto (the widest this CPU has), scalar, sse4, avx2 or avx512",
       [](const std::string& s) { return parse_isa_choice(s); }, isa_choice_name(o.backend.cpu_isa));
+  add_text(c, "--output-format", o.output_format,
+           "The output's sample type: auto (the input's, or the closest the extension's container holds), float, "
+           "double, pcm16, pcm24 or pcm32; float keeps samples beyond full scale, integers clip them (counted)");
   return {c, [a] { return run_process(a->input, a->output, a->opt, stop_on_signals()); }};
 }
 

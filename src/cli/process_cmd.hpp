@@ -19,7 +19,16 @@ struct ProcessResult {
   int channels = 0;
   std::size_t dispatches_per_chunk = 0;
   std::string in_format, out_format;
+  bool clips = false;               // the output holds integer samples: beyond full scale is clipped
+  std::uint64_t samples = 0;        // samples written (frames x channels)
+  std::uint64_t over_full_scale = 0;  // of them, beyond full scale (|x| > 1)
+  double peak = 0;                  // the largest |sample| written
 };
+
+/// The line on the samples beyond full scale that `process` prints ("" when none): how many
+/// of all samples, the peak in dBFS, and whether the file clipped them (integer samples) or
+/// kept them (float).
+std::string clipping_line(const ProcessResult& r);
 
 /// Runs `in` through the chain into `out`. Throws InputError / RuntimeFailure; on any error
 /// the output file is not left behind. When `stop` is raised the run ends before the next

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <cmath>
 #include <fmt/format.h>
 #include <sndfile.h>
 #include <unistd.h>
@@ -117,7 +118,17 @@ void AudioReader::rewind() {
   pos_ = 0;
 }
 
-int output_format_for(const std::string& out_path, int input_format, int channels, double rate) {
+int parse_output_subtype(const std::string& s) {
+  if (s == "auto") return 0;
+  if (s == "float") return SF_FORMAT_FLOAT;
+  if (s == "double") return SF_FORMAT_DOUBLE;
+  if (s == "pcm16") return SF_FORMAT_PCM_16;
+  if (s == "pcm24") return SF_FORMAT_PCM_24;
+  if (s == "pcm32") return SF_FORMAT_PCM_32;
+  throw InputError(fmt::format("--output-format: '{}' is not auto, float, double, pcm16, pcm24 or pcm32", s));
+}
+
+int output_format_for(const std::string& out_path, int input_format, int channels, double rate, int subtype) {
   const std::string ext = lower_ext(out_path);
   int major = 0;
   if (ext == "wav") major = SF_FORMAT_WAV;
@@ -149,6 +160,14 @@ int output_format_for(const std::string& out_path, int input_format, int channel
     si.format = f;
     return sf_format_check(&si) != 0;
   };
+  if (subtype != 0) {
+    if (valid(major | subtype)) return major | subtype;
+    SF_FORMAT_INFO sub{};
+    sub.format = subtype;
+    sf_command(nullptr, SFC_GET_FORMAT_INFO, &sub, sizeof sub);
+    throw InputError(fmt::format("output '{}': --output-format: a .{} file cannot hold {} samples", out_path,
+                                 ext.empty() ? "(input's container)" : ext, sub.name ? sub.name : "these"));
+  }
   if (major == (input_format & SF_FORMAT_TYPEMASK) && ext != "opus" && valid(input_format)) return input_format;
   std::vector<int> subs = {input_format & SF_FORMAT_SUBMASK, SF_FORMAT_PCM_24, SF_FORMAT_PCM_16, SF_FORMAT_VORBIS};
   if (ext == "opus") subs = {SF_FORMAT_OPUS};
@@ -180,6 +199,23 @@ AudioWriter::AudioWriter(const std::string& path, int format, double rate, int c
   }
   sf_command(f, SFC_SET_CLIPPING, nullptr, SF_TRUE);
   sf_ = f;
+  channels_ = channels;
+  const int sub = format & SF_FORMAT_SUBMASK;
+  integer_ = sub != SF_FORMAT_FLOAT && sub != SF_FORMAT_DOUBLE;
+}
+
+template <class T>
+void AudioWriter::count_levels(const T* src, std::int64_t frames) {
+  const std::size_t n = static_cast<std::size_t>(frames) * static_cast<std::size_t>(channels_);
+  std::uint64_t over = 0;
+  double peak = peak_;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double a = std::fabs(static_cast<double>(src[i]));
+    over += a > 1.0 ? 1 : 0;
+    peak = a > peak ? a : peak;
+  }
+  over_ += over;
+  peak_ = peak;
 }
 
 AudioWriter::~AudioWriter() {
@@ -189,6 +225,7 @@ AudioWriter::~AudioWriter() {
 
 void AudioWriter::write(const float* src, std::int64_t frames) {
   if (frames <= 0) return;
+  count_levels(src, frames);
   if (sf_writef_float(S(sf_), src, frames) != frames)
     throw RuntimeFailure(fmt::format("output '{}': write failed ({})", path_, sf_strerror(S(sf_))));
   written_ += frames;
@@ -196,6 +233,7 @@ void AudioWriter::write(const float* src, std::int64_t frames) {
 
 void AudioWriter::write(const double* src, std::int64_t frames) {
   if (frames <= 0) return;
+  count_levels(src, frames);
   if (sf_writef_double(S(sf_), src, frames) != frames)
     throw RuntimeFailure(fmt::format("output '{}': write failed ({})", path_, sf_strerror(S(sf_))));
   written_ += frames;

@@ -71,19 +71,41 @@ class AudioWriter {
   void commit();
   std::int64_t frames_written() const { return written_; }
   const std::string& path() const { return path_; }
+  /// Whether the file's samples are integers (PCM, or a codec that holds them so): a sample
+  /// beyond full scale (|x| > 1) is clipped to it on writing; float files keep it.
+  bool clips() const { return integer_; }
+  /// Samples written beyond full scale, clipped when clips() (counted either way).
+  std::uint64_t over_full_scale() const { return over_; }
+  std::uint64_t samples_written() const { return static_cast<std::uint64_t>(written_) * static_cast<std::uint64_t>(channels_); }
+  /// The largest |sample| written (1.0 is full scale).
+  double peak() const { return peak_; }
 
  private:
+  template <class T>
+  void count_levels(const T* src, std::int64_t frames);
   std::string path_;
   OutputTarget target_;
   void* sf_ = nullptr;
   bool committed_ = false;
   std::int64_t written_ = 0;
+  int channels_ = 0;
+  bool integer_ = false;
+  std::uint64_t over_ = 0;
+  double peak_ = 0;
 };
+
+/// The sample type --output-format asks for: 0 for "auto" (the input's, or the closest the
+/// extension's container holds), else SF_FORMAT_FLOAT ("float"), SF_FORMAT_DOUBLE
+/// ("double"), SF_FORMAT_PCM_16 ("pcm16"), SF_FORMAT_PCM_24 ("pcm24"), SF_FORMAT_PCM_32
+/// ("pcm32"). Throws InputError naming --output-format.
+int parse_output_subtype(const std::string& s);
 
 /// The libsndfile format to write `out_path` in: the input's format, unless the file
 /// extension names another container, then the closest valid subtype. Throws InputError
 /// for an unknown extension or a combination libsndfile cannot write.
-int output_format_for(const std::string& out_path, int input_format, int channels, double rate);
+/// `subtype` (parse_output_subtype, not 0) asks for that sample type in the container; a
+/// container that cannot hold it is an InputError naming the output and --output-format.
+int output_format_for(const std::string& out_path, int input_format, int channels, double rate, int subtype = 0);
 
 /// "WAV (Microsoft) / Signed 16 bit PCM" for a format code.
 std::string format_name(int format);
