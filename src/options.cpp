@@ -219,6 +219,7 @@ void output_flags(CommandLine& c, const StreamOptions& o, bool device) {
   const StreamOptions d;
   c.number("--series-limit", static_cast<double>(o.series_limit), static_cast<double>(d.series_limit));
   if (!device) c.text("--output", o.output, d.output);
+  if (!device) c.text("--output-format", o.output_format, d.output_format);
   c.text("--json", o.json_path, d.json_path);
   c.text("--hgrm", o.hgrm_dir, d.hgrm_dir);
   c.text("--trace", o.trace_path, d.trace_path);

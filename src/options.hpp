@@ -72,6 +72,7 @@ struct StreamOptions {
   long long warmup = 10;
   std::string margin = "20%";
   std::string output;         // file sink; empty: null sink
+  std::string output_format = "auto";  // its sample type: auto, float, double, pcm16, pcm24, pcm32
   std::string json_path, hgrm_dir, trace_path, report_dir;
   bool report_html = true;  // --report-dir writes report.html too (--no-html: not)
   bool fail_on_miss = false;

@@ -143,3 +143,57 @@ TEST_CASE("process: samples beyond full scale are counted; integers clip them, -
   CHECK_FALSE(std::filesystem::exists(td.file("bad.wav")));
   CHECK_FALSE(std::filesystem::exists(td.file("f.flac")));
 }
+
+TEST_CASE("synth -o: the report counts the samples beyond full scale, and the finding says whether the file clipped them") {
+  testutil::TempDir td;
+  // a 0.5 sine raised by 9 dB peaks at 1.41: the tops of every cycle go over
+  const std::vector<std::string> run = {"synth", "--duration", "0.2s", "--speed", "max", "-q", "-c", "gain:9dB"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto a = run;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return testutil::run_cli(a);
+  };
+  // synth's input is float, so its output keeps the samples: the reference
+  const auto f = with({"-o", td.file("float.wav"), "--json", td.file("float.json")});
+  REQUIRE_MESSAGE(f.rc == 0, f.err);
+  const auto kept = testutil::read_all(td.file("float.wav"));
+  std::uint64_t over = 0;
+  for (double x : kept) over += std::fabs(x) > 1.0 ? 1 : 0;
+  REQUIRE(over > 0);
+  const auto jf = testutil::load_json(td.file("float.json"));
+  CHECK(jf["output"]["integer"] == false);
+  CHECK(jf["output"]["samples"] == kept.size());
+  CHECK(jf["output"]["over_full_scale"] == over);
+  CHECK(jf["output"]["peak"].get<double>() == doctest::Approx(std::pow(10.0, 9.0 / 20) * 0.5).epsilon(0.01));
+  bool info = false;
+  for (const auto& x : jf["diagnosis"]) info = info || x["rule"] == "output_over_full_scale";
+  CHECK(info);
+  // into 16-bit samples: the same count, clipped, a warning that says how to keep them
+  const auto p = with({"-o", td.file("pcm.wav"), "--output-format", "pcm16", "--json", td.file("pcm.json")});
+  REQUIRE_MESSAGE(p.rc == 0, p.err);
+  const auto jp = testutil::load_json(td.file("pcm.json"));
+  CHECK(jp["output"]["integer"] == true);
+  CHECK(jp["output"]["over_full_scale"] == over);
+  bool warned = false;
+  for (const auto& x : jp["diagnosis"])
+    if (x["rule"] == "output_clipped") {
+      warned = true;
+      CHECK(x["severity"] == "warning");
+      CHECK(x["evidence"]["over_full_scale"] == over);
+      CHECK(x["next"].get<std::string>().find("--output-format float") != std::string::npos);
+    }
+  CHECK(warned);
+  std::uint64_t beyond = 0;
+  for (double x : testutil::read_all(td.file("pcm.wav"))) beyond += std::fabs(x) > 1.0 ? 1 : 0;
+  CHECK(beyond == 0);
+  // the terminal says it on its own line
+  const auto t = testutil::run_cli({"synth", "--duration", "0.2s", "--speed", "max", "-c", "gain:9dB", "-o",
+                                    td.file("t.wav"), "--output-format", "pcm24"});
+  REQUIRE_MESSAGE(t.rc == 0, t.err);
+  CHECK(t.out.find(fmt::format("output     {} of {} samples beyond full scale", over, kept.size())) != std::string::npos);
+  CHECK(t.out.find("CLIPPED in the integer samples of") != std::string::npos);
+  // no file, no format: one line naming the flag, exit 2
+  const auto bad = with({"--output-format", "float"});
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find("--output-format: float needs --output") != std::string::npos);
+}

@@ -567,3 +567,48 @@ TEST_CASE("bench: repeats that disagree by more than the bench resolves are flag
   if (flagged == 0) CHECK(r.err.empty());
   else CHECK(has(r.err, fmt::format("{} of 4 row(s) flagged", flagged)));
 }
+
+TEST_CASE("compare: a paced comparison measures the platform baseline before and after its rounds, and shows it") {
+  testutil::TempDir td;
+  const std::vector<std::string> base = {"compare", "--synth", "noise", "--duration", "0.2s", "--chunk", "256",
+                                         "--variants", "cpu:fused,cpu:unfused", "--rounds", "1", "--warmup", "2"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return testutil::run_cli(a);
+  };
+  const auto r = with({"--baseline", "50ms", "--json", td.file("c.json")});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  // the terminal: under the workload, before and after
+  CHECK(has(r.out, "platform   baseline before 0.05 s at D: wake-up"));
+  CHECK(has(r.out, "baseline after 0.05 s at D"));
+  const json c = testutil::load_json(td.file("c.json"));
+  // every variant's report holds the same two measurements: one baseline for all rounds
+  const json* fused = variant(c, "cpu:fused");
+  const json* unfused = variant(c, "cpu:unfused");
+  REQUIRE(fused);
+  REQUIRE(unfused);
+  for (const json* v : {fused, unfused}) {
+    const json& p = (*v)["report"]["platform"];
+    REQUIRE(p.contains("baseline_before"));
+    REQUIRE(p.contains("baseline_after"));
+    CHECK(p["baseline_before"]["duration_ns"] == 50'000'000);
+    CHECK(p["baseline_before"]["wake"]["count"].get<long>() > 0);
+  }
+  CHECK((*fused)["report"]["platform"]["baseline_before"] == (*unfused)["report"]["platform"]["baseline_before"]);
+  // the page shows its table
+  const std::string html = render_html(chunkscope::compare_report_from_json(c));
+  CHECK(has(html, "measured once before the first round and once after the last"));
+  CHECK(has(html, "hand-off round trip"));
+  // --baseline 0 and --speed max measure none, and say none
+  for (const auto& extra : {std::vector<std::string>{"--baseline", "0"}, std::vector<std::string>{"--speed", "max"}}) {
+    auto args = extra;
+    args.insert(args.end(), {"--json", td.file("n.json")});
+    const auto n = with(args);
+    REQUIRE_MESSAGE(n.rc == 0, n.err);
+    CHECK_FALSE(has(n.out, "baseline before"));
+    const json nc = testutil::load_json(td.file("n.json"));
+    const json& p = (*variant(nc, "cpu:fused"))["report"];
+    CHECK((!p.contains("platform") || !p["platform"].contains("baseline_before")));
+  }
+}

@@ -142,7 +142,12 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
   add_text(c, "--margin", o.margin, "Transport/encoding margin: a time (1.5ms) or a share of D (20%)");
   add_int(c, "--queue-depth", o.queue_depth,
           "Capacity of the source->processor queue; a paced source drops when it is full (the sink side never drops)");
-  if (groups & kFileOutput) add_text(c, "--output,-o", o.output, "Write the processed stream to this file (default: discard)");
+  if (groups & kFileOutput) {
+    add_text(c, "--output,-o", o.output, "Write the processed stream to this file (default: discard)");
+    add_text(c, "--output-format", o.output_format,
+             "--output's sample type: auto (the input's, or the closest the extension's container holds), float, "
+             "double, pcm16, pcm24 or pcm32; float keeps samples beyond full scale, integers clip them (counted)");
+  }
   if (groups & kReportFiles) {
     add_text(c, "--json", o.json_path, "Write the report as JSON (schema chunkscope.report/1)");
     add_text(c, "--hgrm", o.hgrm_dir, "Write one HdrHistogram .hgrm file per stage into this folder");

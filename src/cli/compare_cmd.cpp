@@ -227,8 +227,14 @@ void merge_result(EngineResult& into, const EngineResult& r, bool first) {
 }
 
 
+// The platform baseline measured before the first round and after the last, as the stream
+// commands measure it around a run; every variant's report holds it.
+struct Baselines {
+  std::optional<BaselineResult> before, after;
+};
+
 CompareReport build_compare(std::vector<Variant>& vars, const StreamSetup& su, const StreamOptions& opt, int rounds,
-                            int rounds_done, bool interrupted) {
+                            int rounds_done, bool interrupted, const Baselines& baselines) {
   const Environment env = probe_environment();
   const auto described_source = open_source(su, opt);  // what every variant read, for the workload
   const NullSink described_sink;
@@ -259,6 +265,8 @@ CompareReport build_compare(std::vector<Variant>& vars, const StreamSetup& su, c
     std::vector<RunReport> lane_reports;
     for (auto& lane : v.lanes) {
       Workload w = make_workload(su, opt, *lane->backend, *described_source, described_sink);
+      w.baseline_before = baselines.before;
+      w.baseline_after = baselines.after;
       w.command = "compare";
       w.args = experiment_args(su.command, variant_options(opt, v.spec));
       w.variant = v.spec.name;
@@ -341,6 +349,12 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
     throw RuntimeFailure(fmt::format("compare: no variant can run ({})", why));
   }
 
+  // ---- the platform baseline before the rounds; every variant's late chunks are judged by it
+  Baselines baselines;
+  baselines.before = measure_baseline(su, opt);
+  for (auto& v : vars)
+    for (auto& lane : v.lanes) judge_against(lane->stats, baselines.before);
+
   // ---- rounds: every available variant streams the same input; the order rotates
   const EngineConfig ec = engine_config(su, opt, 0);
   bool interrupted = false;
@@ -401,8 +415,10 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
     if (!interrupted) ++rounds_done;
   }
 
+  if (!interrupted) baselines.after = measure_baseline(su, opt);  // a stopped comparison ends at once
+
   // ---- reports: one run report per variant, then the table against the baseline
-  const CompareReport out = build_compare(vars, su, opt, co.rounds, rounds_done, interrupted);
+  const CompareReport out = build_compare(vars, su, opt, co.rounds, rounds_done, interrupted, baselines);
   if (!co.quiet) print_compare(std::cout, out);
   if (!co.json_path.empty()) write_report_file(co.json_path, out, fmt::format("--json '{}'", co.json_path));
   for (const auto& v : vars)

@@ -25,9 +25,6 @@ Command add_compare_command(CLI::App& app) {
   add_text(c, "--json", o->json_path, "Write the comparison as JSON (schema chunkscope.compare/1)");
   add_synth_input(c, o->stream, o->synth_given);
   add_text(c, "--duration", o->stream.duration, "Synthetic input: length, e.g. 5s");
-  not_taken(c, "--baseline",
-            "a comparison measures no platform baseline (its variants share the machine round by round); measure one "
-            "with replay or synth");
   return {c, [o, c] {
             check_not_taken(c);
             o->quiet = o->stream.quiet;

@@ -9,7 +9,9 @@
 #include "src/cli/metrics_cli.hpp"
 #include "src/errors.hpp"
 #include "src/io/file_stream.hpp"
+#include "src/io/audio_file.hpp"
 #include "src/io/output_file.hpp"
+#include "src/report/diagnosis.hpp"
 #include "src/session/stream_set.hpp"
 
 namespace chunkscope {
@@ -57,7 +59,8 @@ int run_stream(const std::string& command, const StreamOptions& opt, const std::
   std::unique_ptr<ChunkSink> sink;
   FileSink* file_sink = nullptr;
   if (!opt.output.empty()) {
-    const int fmt_out = output_format_for(opt.output, su.in_format, su.channels, su.rate);
+    const int fmt_out =
+        output_format_for(opt.output, su.in_format, su.channels, su.rate, parse_output_subtype(opt.output_format));
     auto s = std::make_unique<FileSink>(opt.output, fmt_out, su.rate, su.channels, opt.dtype);
     file_sink = s.get();
     sink = std::move(s);
@@ -86,7 +89,12 @@ int run_stream(const std::string& command, const StreamOptions& opt, const std::
   }
 
   // ---- report
-  const auto report = session.report(session.workload(), outcome);
+  auto report = session.report(session.workload(), outcome);
+  if (file_sink) {  // what the file holds: its levels, and the finding when they went past full scale
+    const AudioWriter& w = file_sink->writer();
+    report.output = OutputLevels{opt.output, w.clips(), w.samples_written(), w.over_full_scale(), w.peak()};
+    report.diagnosis = diagnose(report);
+  }
   session.write(report);
   const int code = session.finish(report, outcome);
   cli::finish_metrics(exporter.get(), session, stop_flag);

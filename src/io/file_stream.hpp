@@ -44,6 +44,8 @@ class FileSink final : public ChunkSink {
   Status consume(const void* src, int frames) noexcept override;
   const char* describe() const noexcept override { return desc_.c_str(); }
   void commit() { writer_.commit(); }
+  /// The levels written so far (read after the run has joined).
+  const AudioWriter& writer() const { return writer_; }
 
  private:
   AudioWriter writer_;

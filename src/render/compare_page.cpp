@@ -300,6 +300,13 @@ std::string compare_head(const CompareReport& c, const std::vector<Variant>& vs)
   if (!vs.empty())
     s += workload_section(*vs.front().report) +
          "<p class=\"caption\">Workload as run by the baseline; the variants differ in backend and mode.</p>";
+  for (const auto& v : vs)
+    if (v.report->platform && v.report->platform->has_baseline()) {
+      s += "<h2>Platform</h2><p>The machine's own floor, measured once before the first round and once after the last "
+           "with the engine's scheduling and wait mode; every variant's late chunks are judged against it.</p>" +
+           baseline_table(*v.report->platform, static_cast<double>(v.report->workload.margin_ns));
+      break;
+    }
   return s;
 }
 

@@ -177,31 +177,34 @@ std::string steps_section(const RunReport& r) {
   return s;
 }
 
+std::string baseline_table(const PlatformSection& p, double margin) {
+  if (!p.has_baseline()) return "";
+  std::string s =
+      "<table><tr><th>baseline</th><th>figure</th><th class=\"n\">count</th><th class=\"n\">p50</th><th class=\"n\">p99</th>"
+      "<th class=\"n\">max</th><th class=\"n\">p99 / margin</th></tr>";
+  auto rows = [&](const char* name, const std::optional<BaselineSummary>& b) {
+    if (!b) return;
+    for (const auto& [what, h] : {std::pair<const char*, const HistSummary*>{"wake-up lateness", &b->wake},
+                                  std::pair<const char*, const HistSummary*>{"hand-off round trip", &b->handoff}}) {
+      if (!h->has_data()) continue;
+      s += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                       "<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                       name, what, h->count, ft(static_cast<double>(h->p50)), ft(static_cast<double>(h->p99)),
+                       ft(static_cast<double>(h->max)),
+                       margin > 0 ? fmt::format("{:.0f}%", 100 * static_cast<double>(h->p99) / margin) : "-");
+    }
+  };
+  rows("before", p.before);
+  rows("after", p.after);
+  return s + "</table>";
+}
+
 std::string platform_section(const RunReport& r) {
   if (!r.platform) return "";
   const PlatformSection& p = *r.platform;
-  const double margin = static_cast<double>(r.workload.margin_ns);
   std::string s = "<h2>Platform</h2><p>The machine's own floor, measured with the engine's scheduling and wait mode: a "
                   "thread woken every D, and a hand-off through the engine's kind of queue and back.</p>";
-  if (p.has_baseline()) {
-    s += "<table><tr><th>baseline</th><th>figure</th><th class=\"n\">count</th><th class=\"n\">p50</th><th class=\"n\">p99</th>"
-         "<th class=\"n\">max</th><th class=\"n\">p99 / margin</th></tr>";
-    auto rows = [&](const char* name, const std::optional<BaselineSummary>& b) {
-      if (!b) return;
-      for (const auto& [what, h] : {std::pair<const char*, const HistSummary*>{"wake-up lateness", &b->wake},
-                                    std::pair<const char*, const HistSummary*>{"hand-off round trip", &b->handoff}}) {
-        if (!h->has_data()) continue;
-        s += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                         "<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                         name, what, h->count, ft(static_cast<double>(h->p50)), ft(static_cast<double>(h->p99)),
-                         ft(static_cast<double>(h->max)),
-                         margin > 0 ? fmt::format("{:.0f}%", 100 * static_cast<double>(h->p99) / margin) : "-");
-      }
-    };
-    rows("before", p.before);
-    rows("after", p.after);
-    s += "</table>";
-  }
+  s += baseline_table(p, static_cast<double>(r.workload.margin_ns));
   std::vector<std::pair<std::string, std::string>> kv;
   if (p.load_before || p.load_after)
     kv.emplace_back("load (1 min)", fmt::format("{} before, {} after, on {} CPU(s)",

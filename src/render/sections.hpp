@@ -24,6 +24,9 @@ std::string verdict_box(const RunReport& r);
 std::string headroom_line(const RunReport& r);
 /// The workload, environment and method tables under their headings.
 std::string workload_section(const RunReport& r);
+/// The platform baseline's table (before and after: wake-up lateness and hand-off round
+/// trip, with p99 against `margin` ns); "" without a baseline.
+std::string baseline_table(const PlatformSection& p, double margin);
 /// Count, min, percentiles, max and mean of every stage, part, the end-to-end latency,
 /// the engine overhead and the output period.
 std::string stage_table(const RunReport& r);

@@ -465,6 +465,29 @@ void rule_misses(Ctx& c) {
   c.add("deadline_misses", Sev::warning, Conf::high, text, ev, next);
 }
 
+// The audio file the run wrote: samples beyond full scale, clipped in an integer file.
+void rule_output_clipped(Ctx& c) {
+  if (!c.r.output || c.r.output->over_full_scale == 0 || c.r.output->samples == 0) return;
+  const OutputLevels& o = *c.r.output;
+  const double over = static_cast<double>(o.over_full_scale), all = static_cast<double>(o.samples);
+  const Evidence ev = {{"over_full_scale", over}, {"samples", all}, {"peak_dbfs", o.peak_dbfs()}};
+  const std::string share = pct(over / all);
+  if (o.integer)
+    c.add("output_clipped", Sev::warning, Conf::high,
+          fmt::format("{:.0f} of {:.0f} samples ({}) written to '{}' were beyond full scale (peak {:+.1f} dBFS) and were "
+                      "clipped to it: the file's integer samples cannot hold them",
+                      over, all, share, o.path, o.peak_dbfs()),
+          ev,
+          fmt::format("keep them: add `--output-format float` to the command; or lower the chain's gain by {:.1f} dB",
+                      o.peak_dbfs()));
+  else
+    c.add("output_over_full_scale", Sev::info, Conf::high,
+          fmt::format("{:.0f} of {:.0f} samples ({}) written to '{}' are beyond full scale (peak {:+.1f} dBFS), kept as "
+                      "written in its float samples; a player or an integer file will clip them",
+                      over, all, share, o.path, o.peak_dbfs()),
+          ev, fmt::format("lower the chain's gain by {:.1f} dB before the audio leaves the float domain", o.peak_dbfs()));
+}
+
 void rule_drops(Ctx& c) {
   const Counts& k = c.r.counts;
   const double drops = static_cast<double>(k.drops);
@@ -1033,6 +1056,7 @@ std::vector<Finding> diagnose(const RunReport& r) {
   rule_negative_headroom(c);
   rule_misses(c);
   rule_drops(c);
+  rule_output_clipped(c);
   rule_too_slow(c);
   rule_xruns(c);
   rule_tail_over_budget(c);

@@ -1,8 +1,9 @@
 #include "src/report/model.hpp"
 
 #include <algorithm>
-
+#include <cmath>
 #include <fmt/format.h>
+#include <limits>
 
 #include "src/report/format.hpp"
 
@@ -167,6 +168,10 @@ const CompareVariant* CompareReport::find(const std::string& name) const noexcep
   for (const auto& v : variants)
     if (v.name == name) return &v;
   return nullptr;
+}
+
+double OutputLevels::peak_dbfs() const {
+  return peak > 0 ? 20.0 * std::log10(peak) : -std::numeric_limits<double>::infinity();
 }
 
 std::string cpu_kernels_text(const ReportWorkload& w) {

@@ -89,6 +89,17 @@ struct RunMode {
   bool ftz = true;       // processed with denormals flushed (--ftz; older reports: on)
 };
 
+/// The audio file a run wrote (replay and synth with --output): its samples' levels.
+struct OutputLevels {
+  bool operator==(const OutputLevels&) const = default;
+  std::string path;
+  bool integer = false;              // integer samples: beyond full scale was clipped to it
+  std::uint64_t samples = 0;         // samples written (frames x channels)
+  std::uint64_t over_full_scale = 0;  // of them, beyond full scale (|x| > 1)
+  double peak = 0;                   // the largest |sample| (1 is full scale)
+  double peak_dbfs() const;          // 20 log10(peak); -inf for silence
+};
+
 struct ReportWorkload {
   bool operator==(const ReportWorkload&) const = default;
   std::string command;  // replay, synth, monitor, compare
@@ -476,6 +487,7 @@ struct RunReport {
   std::optional<DeviceSection> device;  // monitor runs
   std::optional<PlatformSection> platform;  // paced runs (older reports lack it)
   std::optional<StreamsSection> streams;    // runs with --streams above 1
+  std::optional<OutputLevels> output;       // runs that wrote an audio file (--output)
   // each planned step on its own (CPU runs; older reports lack them), the mean time of
   // process() outside every step (the conversions around hosted steps, the loop), and the
   // frames of delay the hosted steps declare, summed

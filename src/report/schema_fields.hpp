@@ -243,6 +243,18 @@ void describe_workload(IO& io, S& w, bool run) {
 }
 
 template <>
+struct Fields<OutputLevels> {
+  template <typename IO, typename S>
+  static void each(IO& io, S& o) {
+    io("path", o.path, kRequired);
+    io("integer", o.integer, kRequired);
+    io("samples", o.samples, kRequired);
+    io("over_full_scale", o.over_full_scale, kRequired);
+    io("peak", o.peak, {.required = true, .non_negative = true});
+  }
+};
+
+template <>
 struct Fields<ReportWorkload> {
   template <typename IO, typename S>
   static void each(IO& io, S& w) {
@@ -688,6 +700,7 @@ struct Fields<RunReport> {
     io("series", r.series, {.write = false});  // the streaming writer writes it last, column by column
     io("device", r.device);
     io("platform", r.platform);
+    io("output", r.output);
     io("streams", r.streams);
     io.object("steps", [&](auto& o) {
       o("list", r.steps, kRequired);

@@ -82,20 +82,25 @@ void mode_line(std::vector<std::string>& out, const RunReport& r) {
                     (m.ftz ? "" : ", denormals not flushed (--ftz off)"));
 }
 
-void platform_lines(std::vector<std::string>& out, const RunReport& r) {
-  if (!r.platform) return;
-  const PlatformSection& p = *r.platform;
-  const std::int64_t margin = r.workload.margin_ns;
+// The platform baseline's lines, before and after, the first headed "platform".
+void baseline_lines(std::vector<std::string>& out, const PlatformSection& p, std::int64_t margin) {
+  const std::size_t first = out.size();
   auto side = [&](const char* name, const std::optional<BaselineSummary>& b) {
     if (!b) return;
     out.push_back(fmt::format("{:<11}{} {:.2f} s at D: wake-up {} (p99 = {} of the margin); hand-off round trip {}",
-                              out.empty() || out.back().rfind("platform", 0) != 0 ? "platform" : "", name,
-                              double(b->duration_ns) / 1e9, hist_brief(b->wake),
-                              b->wake.has_data() ? share_of(b->wake.p99, margin) : std::string("-"), hist_brief(b->handoff)));
+                              out.size() == first ? "platform" : "", name, double(b->duration_ns) / 1e9,
+                              hist_brief(b->wake), b->wake.has_data() ? share_of(b->wake.p99, margin) : std::string("-"),
+                              hist_brief(b->handoff)));
   };
-  const std::size_t first = out.size();
   side("baseline before", p.before);
   side("baseline after", p.after);
+}
+
+void platform_lines(std::vector<std::string>& out, const RunReport& r) {
+  if (!r.platform) return;
+  const PlatformSection& p = *r.platform;
+  const std::size_t first = out.size();
+  baseline_lines(out, p, r.workload.margin_ns);
   std::string load;
   if (p.load_before || p.load_after) {
     const int cpus = p.load_after ? p.load_after->cpus_online : p.load_before->cpus_online;
@@ -379,6 +384,11 @@ void count_lines(std::vector<std::string>& out, const RunReport& r) {
   for (std::size_t i = 0; i < k.drop_seqs.size() && i < 10; ++i) seqs += fmt::format(" {}", k.drop_seqs[i]);
   line(fmt::format("drops      {} (pool empty {}, queue full {}){}", k.drops, k.drops_pool_empty, k.drops_queue_full,
                    seqs.empty() ? "" : ", chunks" + seqs + (k.drop_seqs.size() > 10 ? " ..." : "")));
+  if (r.output && r.output->over_full_scale > 0)
+    line(fmt::format("output     {} of {} samples beyond full scale (peak {:+.1f} dBFS), {} '{}'", r.output->over_full_scale,
+                     r.output->samples, r.output->peak_dbfs(),
+                     r.output->integer ? "CLIPPED in the integer samples of" : "kept in the float samples of",
+                     r.output->path));
   line(fmt::format("chunks     {} produced, {} emitted, {} warm-up, {} short (passed through); queue high water in {} / out {}",
                    k.produced, k.emitted, k.warmup, k.short_chunks, r.queues.in_high_water, r.queues.out_high_water));
   const Throughput& tp = r.throughput;
@@ -505,6 +515,14 @@ void compare_head_lines(const CompareReport& r, const CompareLine& line) {
                    !w.speed ? std::string("max (no schedule)") : fmt::format("{}x", fmt_speed(*w.speed)), w.warmup_chunks,
                    r.baseline.empty() ? "?" : r.baseline));
   if (r.environment.gpu) line(fmt::format("gpu        {} ({})", r.environment.gpu->name, r.environment.gpu->driver));
+  // the platform baseline, measured once before the first round and once after the last
+  for (const auto& v : r.variants)
+    if (v.report && v.report->platform && v.report->platform->has_baseline()) {
+      std::vector<std::string> lines;
+      baseline_lines(lines, *v.report->platform, v.report->workload.margin_ns);
+      for (const auto& l : lines) line(l);
+      break;
+    }
   for (const auto& v : r.variants)
     if (v.report && v.report->streams) {
       const StreamsSection& ss = *v.report->streams;

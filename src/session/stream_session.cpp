@@ -1,5 +1,7 @@
 #include "src/session/stream_session.hpp"
 
+#include "src/io/audio_file.hpp"
+
 #include "rt/cpu_backend.hpp"
 
 #include <algorithm>
@@ -218,6 +220,9 @@ void check_stream_options(const StreamOptions& opt) {
           throw InputError(fmt::format("--cpus: CPU {} is not among the CPUs this process may use ({})", c, list));
     }
   }
+  (void)parse_output_subtype(opt.output_format);
+  if (opt.output_format != StreamOptions{}.output_format && opt.output.empty())
+    throw InputError(fmt::format("--output-format: {} needs --output (there is no file to write)", opt.output_format));
   if (opt.streams < 1 || opt.streams > kMaxStreams)
     throw InputError(fmt::format("--streams: {} is out of range 1..{}", opt.streams, kMaxStreams));
   if (opt.batch) {
@@ -509,16 +514,18 @@ void StreamSession::prepare(ChunkSource& source, ChunkSink& sink, const EngineCo
   sink_ = &sink;
 }
 
-std::optional<BaselineResult> StreamSession::measure_baseline() const {
-  const std::int64_t len = baseline_ns(opt_);
-  if (su_.max_speed || len <= 0) return std::nullopt;  // at --speed max there is no schedule to measure against
+std::optional<BaselineResult> measure_baseline(const StreamSetup& su, const StreamOptions& opt) {
+  const std::int64_t len = baseline_ns(opt);
+  if (su.max_speed || len <= 0) return std::nullopt;  // at --speed max there is no schedule to measure against
   BaselineConfig bc;
-  bc.period_ns = su_.chunk_ns;
+  bc.period_ns = su.chunk_ns;
   bc.duration_ns = len;
-  bc.wait = opt_.wait;
-  bc.policy = thread_policy(opt_);
+  bc.wait = opt.wait;
+  bc.policy = thread_policy(opt);
   return measure_platform(bc);
 }
+
+std::optional<BaselineResult> StreamSession::measure_baseline() const { return chunkscope::measure_baseline(su_, opt_); }
 
 void StreamSession::measure_before() {
   proc_before_ = read_proc_snapshot();
@@ -526,10 +533,12 @@ void StreamSession::measure_before() {
   adopt_platform_tails(baseline_before_);
 }
 
-void StreamSession::adopt_platform_tails(const std::optional<BaselineResult>& b) {
+void StreamSession::adopt_platform_tails(const std::optional<BaselineResult>& b) { judge_against(stats_, b); }
+
+void judge_against(RunStats& stats, const std::optional<BaselineResult>& b) {
   // the machine's own tails, against which a late chunk's platform waits are judged
-  if (b && b->status == Status::ok)
-    stats_.set_platform_tails(static_cast<std::int64_t>(b->wake.max()), static_cast<std::int64_t>(b->handoff.max()));
+  if (b && b->status == Status::ok && b->wake.count() > 0)
+    stats.set_platform_tails(static_cast<std::int64_t>(b->wake.max()), static_cast<std::int64_t>(b->handoff.max()));
 }
 
 void StreamSession::measure_after() {

@@ -117,6 +117,13 @@ std::string interrupted_reason(std::uint64_t not_processed);
 RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt, int rounds = 1);
 EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std::size_t trace_capacity);
 /// The workload block of the report for a run of `backend` from `source` into `sink`.
+/// The platform baseline for a run of `su` with `opt` (docs/profiler.md, "Platform
+/// baseline"): nothing at --speed max or with --baseline 0. [allocates, blocks]
+std::optional<BaselineResult> measure_baseline(const StreamSetup& su, const StreamOptions& opt);
+/// Judges `stats`' late chunks against baseline `b` (its longest wake-up and hand-off); no
+/// baseline, or one that could not run, leaves them judged by their largest share. Before the run.
+void judge_against(RunStats& stats, const std::optional<BaselineResult>& b);
+
 Workload make_workload(const StreamSetup& su, const StreamOptions& opt, const Backend& backend,
                        const ChunkSource& source, const ChunkSink& sink);
 
