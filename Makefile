@@ -6,6 +6,9 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 # the tests run under ThreadSanitizer by test-tsan (doctest source-file filters)
 TSAN_TESTS ?= *test_engine.cpp,*test_compare.cpp,*test_stage_bench.cpp,*test_metrics.cpp,*test_streams.cpp,*test_sweep.cpp,*test_batch.cpp,*test_probe.cpp
+# ... and the monitor's, against a real JACK server the tests start (a device stream, a server
+# that stalls until monitor gives up, a server killed mid-run); without jackd they are skipped
+TSAN_JACK_TESTS ?= *test_monitor.cpp
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CONFIG    ?= RelWithDebInfo
 CMAKE_ARGS ?=
@@ -59,10 +62,14 @@ package: build
 # printed, and fail the target.
 test-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHUNKSCOPE_TSAN=ON -DCHUNKSCOPE_CUDA=OFF $(CMAKE_ARGS)
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target chunkscope chunkscope_tests
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target chunkscope chunkscope_tests chunkscope_jack_tests
 	rm -rf $(TSAN_BUILD)/tsan-logs && mkdir -p $(TSAN_BUILD)/tsan-logs
 	cd $(TSAN_BUILD) && TSAN_OPTIONS="log_path=$(CURDIR)/$(TSAN_BUILD)/tsan-logs/race second_deadlock_stack=1 exitcode=0" \
 	  ./tests/chunkscope_tests -sf='$(TSAN_TESTS)'
+	@cd $(TSAN_BUILD) && TSAN_OPTIONS="log_path=$(CURDIR)/$(TSAN_BUILD)/tsan-logs/race second_deadlock_stack=1 exitcode=0" \
+	  ./tests/chunkscope_jack_tests -sf='$(TSAN_JACK_TESTS)'; rc=$$?; \
+	  if [ $$rc -eq 77 ]; then echo "test-tsan: the JACK tests were skipped (no jackd; make deps installs it)"; \
+	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
 	@if ls $(TSAN_BUILD)/tsan-logs/race.* >/dev/null 2>&1; then cat $(TSAN_BUILD)/tsan-logs/race.*; \
 	  echo "ThreadSanitizer: reports in $(TSAN_BUILD)/tsan-logs/"; exit 1; fi
 	@echo "ThreadSanitizer: no reports"

@@ -188,7 +188,7 @@ void RunStats::record_point(const ChunkRecord& r) noexcept {
   p.sched = r.sched;
   p.emit = r.emit;
   p.stage[0] = clamp32(r.ready - r.sched);
-  p.stage[1] = clamp32(r.dequeue - r.ready);
+  p.stage[1] = clamp32(r.proc_start - r.ready);  // queue_in ends where processing starts: the stages add up to L
   p.stage[2] = clamp32(r.proc_end - r.proc_start);
   p.stage[3] = clamp32(r.sink_start - r.proc_end);
   p.stage[4] = clamp32(r.emit - r.sink_start);
@@ -290,6 +290,18 @@ bool platform_explains(const LatencySplit& split, const RunStatsConfig& cfg, std
   return true;
 }
 
+// A miss's owner, the platform's share judged against the baseline: what the baseline does
+// not explain is the run's own (its load, or its processing, made the wait), the chain's.
+// [no-alloc, no-block]
+Owner judged_owner(RunStats& s, const LatencySplit& split, std::int64_t process_ns) noexcept {
+  const Owner owner = miss_owner_of(split, s.config().budget_ns);
+  if (owner != Owner::platform ||
+      platform_explains(split, s.config(), process_ns, s.stage[static_cast<std::size_t>(Stage::process)]))
+    return owner;
+  ++s.platform_unexplained;
+  return Owner::chain;
+}
+
 // Cadence: a chunk a consumer holding the margin's worth of audio would have run dry on.
 void note_dry(RunStats& s, const ChunkRecord& r, std::int64_t L) noexcept {
   const RunStatsConfig& cfg = s.config();
@@ -338,7 +350,9 @@ void RunStats::add(ChunkRecord& r) noexcept {
     return;
   }
   ++chunks;
-  const std::int64_t st[kStageCount] = {r.ready - r.sched, r.dequeue - r.ready, r.proc_end - r.proc_start,
+  // the stages tile [sched, emit]: queue_in runs to proc_start, so it holds the processor's
+  // own preparation between dequeue and the call (its CPU clock read); each chunk's stages sum to L
+  const std::int64_t st[kStageCount] = {r.ready - r.sched, r.proc_start - r.ready, r.proc_end - r.proc_start,
                                          r.sink_start - r.proc_end, r.emit - r.sink_start};
   record_stage_times(*this, r, st, L);
   const LatencySplit split = split_latency(r, prev_proc_end_, prev_emit_, prev_off_share_);
@@ -361,12 +375,7 @@ void RunStats::add(ChunkRecord& r) noexcept {
     live_misses.store(misses, std::memory_order_relaxed);
     const int worst = miss_stage(st, cfg_.budget_ns);
     ++miss_blame[static_cast<std::size_t>(worst)];
-    Owner owner = miss_owner_of(split, cfg_.budget_ns);
-    if (owner == Owner::platform &&
-        !platform_explains(split, cfg_, st[static_cast<int>(Stage::process)], stage[static_cast<int>(Stage::process)])) {
-      owner = Owner::chain;  // the run's own: its load, or its processing, made the wait
-      ++platform_unexplained;
-    }
+    const Owner owner = judged_owner(*this, split, st[static_cast<int>(Stage::process)]);
     ++miss_owner[static_cast<std::size_t>(owner)];
     for (int i = 0; i < kOwnerCount; ++i) miss_owner_ns[static_cast<std::size_t>(i)] += split.owner_ns[static_cast<std::size_t>(i)];
     const Cause cause = split.largest;

@@ -167,3 +167,26 @@ TEST_CASE("checksums: none without warm-up chunks, since hashing would add to co
   CHECK(j["checksums"]["chunks"].get<int>() == 0);
   CHECK(j["checksums"]["output"].empty());
 }
+
+TEST_CASE("stages add up: in every chunk the five stage times sum to its latency, and their means to the mean latency") {
+  testutil::TempDir td;
+  // warm-up chunks are checksummed between dequeue and the call: the gap the stages must still cover
+  const auto r = testutil::run_cli({"synth", "--signal", "noise", "--duration", "0.5s", "--chunk", "128", "--speed", "4",
+                                    "--warmup", "20", "--chain", kChain, "--json", td.file("r.json"), "--quiet"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const json j = testutil::load_json(td.file("r.json"));
+  const json& c = j["series"]["columns"];
+  const auto n = j["series"]["count"].get<std::size_t>();
+  REQUIRE(n > 100);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::int64_t sum = 0;
+    for (const char* k : {"source_ns", "queue_in_ns", "process_ns", "queue_out_ns", "sink_ns"}) sum += c[k][i].get<std::int64_t>();
+    CAPTURE(i);
+    CHECK(sum == c["latency_ns"][i].get<std::int64_t>());
+  }
+  // the summary: the counted chunks' stage means add up to their mean latency (each mean is
+  // exact and rounded once, hence the few-ns tolerance)
+  double means = 0;
+  for (const char* k : {"source", "queue_in", "process", "queue_out", "sink"}) means += j["stages"][k]["mean"].get<double>();
+  CHECK(means == doctest::Approx(j["latency"]["mean"].get<double>()).epsilon(1e-6));
+}

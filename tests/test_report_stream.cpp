@@ -139,7 +139,7 @@ TEST_CASE("trace stream: events one a line, exact µs times, slices clamped at 0
     const std::string cat = e["cat"];
     const std::int64_t from = cat == "source"      ? r.sched
                               : cat == "queue_in"  ? r.ready
-                              : cat == "process"   ? r.dequeue
+                              : cat == "process"   ? r.proc_start  // the stages as the statistics cut them
                               : cat == "queue_out" ? r.proc_end
                                                    : r.sink_start;
     CHECK(e["ts"].get<double>() == static_cast<double>(from) / 1e3);

@@ -104,7 +104,8 @@ class ChunkEvents {
       : events_(events), tracks_(tracks), pid_(pid), window_(window) {}
 
   void put(const ChunkRecord& r) {
-    const std::int64_t b[kStageCount + 1] = {r.sched, r.ready, r.dequeue, r.proc_end, r.sink_start, r.emit};
+    // the stages' boundaries, as the statistics cut them (process is the backend's call)
+    const std::int64_t b[kStageCount + 1] = {r.sched, r.ready, r.proc_start, r.proc_end, r.sink_start, r.emit};
     args_.clear();
     fmt::format_to(std::back_inserter(args_), R"({{"frames":{},"latency_us":)", r.frames);
     put_us(args_, r.emit - r.sched);
