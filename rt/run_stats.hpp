@@ -144,6 +144,9 @@ class RunStats {
 
   /// [no-alloc, no-block]
   const RunStatsConfig& config() const { return cfg_; }
+  /// Frees the per-chunk series once a report holds its copy (the largest part of a long
+  /// run's memory: the report's files are then written without both). Not while a stream runs.
+  void release_series() noexcept { std::vector<SeriesPoint>().swap(series); }
   /// The platform baseline measured before the run: its longest wake-up lateness and
   /// hand-off round trip (0: none). Set before the run, not while it streams.
   void set_platform_tails(std::int64_t wake_max_ns, std::int64_t handoff_max_ns) noexcept {

@@ -28,7 +28,7 @@ const char* backend_name(BackendKind k);
 BackendKind parse_backend_kind(const std::string& s, const char* what = "--backend");
 
 /// Which backend runs a chain, with the CUDA backend's options and the CPU backend's
-/// instruction set (nullopt: the widest this CPU has).
+/// instruction set (nullopt: auto, the set needing the fewest passes for the chain; docs/profiler.md, "CPU kernels").
 struct BackendChoice {
   BackendKind backend = BackendKind::cpu;
   CudaOptions cuda;

@@ -3,6 +3,8 @@
 // module, refused field by field when damaged, and read the same way by every command.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -15,6 +17,7 @@
 
 #include "src/errors.hpp"
 #include "src/report/build.hpp"
+#include "src/report/columns.hpp"
 #include "src/report/diagnosis.hpp"
 #include "src/report/schema.hpp"
 #include "src/report/terminal.hpp"
@@ -455,4 +458,102 @@ TEST_CASE("report model: a verdict that cannot be judged has its own words, with
   CHECK(s.verdict_words() == "cannot judge (84 chunks, need 200)");
   s.needed_chunks = 0;
   CHECK(s.verdict_words() == "throughput only");
+}
+
+// ---------------------------------------------------------------- 80 columns
+
+namespace {
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> w;
+  std::istringstream is(s);
+  for (std::string x; is >> x;) w.push_back(x);
+  return w;
+}
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> l;
+  std::istringstream is(s);
+  for (std::string x; std::getline(is, x);) l.push_back(x);
+  return l;
+}
+
+// A line over `width` is allowed only when it is one command to paste that is wider alone.
+void check_fits(const std::string& text, std::size_t width) {
+  for (const auto& l : lines_of(text)) {
+    if (chunkscope::display_width(l) <= width) continue;
+    CAPTURE(l);
+    const auto at = l.find_first_not_of(' ');
+    const auto close = l.find('`', at + 1);
+    CHECK(l[at] == '`');
+    CHECK(close != std::string::npos);
+    CHECK(l.size() - close <= 3);  // the span, and at most its punctuation
+    CHECK(l.find('`', close + 1) == std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("columns: long lines wrap under their text, words and commands intact; width 0 leaves them") {
+  using chunkscope::fit_width;
+  const std::string text =
+      "headline   NOT safe: 13 stall event(s) (13 missed chunk(s)) of 1490 counted chunks, blamed on process 13, the "
+      "worst took 1.177 ms (chunk 1050)\n"
+      "  [warning, high] deadline_misses: 13 of 1490 counted chunks missed the budget B 1.067 ms (0.87%)\n"
+      "      next: time it alone: `chunkscope stage-bench RUN.json --stage process --iterations 100000 --warmup 1000 "
+      "--chunk 256`\n"
+      "stage            p50       p90\n";
+  CHECK(fit_width(text, 0) == text);
+  const std::string fitted = fit_width(text, 80);
+  check_fits(fitted, 80);
+  CHECK(split_words(fitted) == split_words(text));  // nothing lost, nothing added
+  const auto l = lines_of(fitted);
+  REQUIRE(l.size() >= 7);
+  CHECK(l[1].rfind("           ", 0) == 0);  // under the headline's text (column 11)
+  CHECK(l[1][11] != ' ');
+  CHECK(l[3].rfind("      ", 0) == 0);  // 4 deeper than the finding's 2
+  // the command is one piece, on a line of its own, wider than 80 but whole
+  bool whole = false;
+  for (const auto& x : l) whole = whole || x.find("`chunkscope stage-bench RUN.json --stage process --iterations") != std::string::npos;
+  CHECK(whole);
+  CHECK(fitted.find("1.177\n") == std::string::npos);  // a number keeps its unit
+  CHECK(l.back() == "stage            p50       p90");   // short lines as they were
+  CHECK(chunkscope::display_width("µs") == 2);
+}
+
+TEST_CASE("columns: on a terminal the report and diagnosis fit its width; into a file or pipe the lines stay whole") {
+  // a terminal of 80 and one of 100 columns (script(1) gives the command a pseudo-terminal)
+  const std::string bin = testutil::bin_path();
+  const std::string run = bin + " synth --duration 0.5s --chain 'hp:80:4 | lp:12k:8 | peak:1000:q=0.7:gain=6' --chunk 128";
+  auto on_terminal = [&](int cols) {
+    testutil::TempDir td;
+    const std::string inner = "stty cols " + std::to_string(cols) + "; " + run;
+    const std::string cmd = "script -qec \"" + inner + "\" /dev/null > " + td.file("out") + " 2>&1 < /dev/null";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    std::string out = testutil::slurp(td.file("out"));
+    out.erase(std::remove(out.begin(), out.end(), '\r'), out.end());
+    return out;
+  };
+  const std::string narrow = on_terminal(80), wide = on_terminal(100);
+  REQUIRE(lines_of(narrow).size() > 40);
+  check_fits(narrow, 80);
+  check_fits(wide, 100);
+  std::size_t over80 = 0;
+  for (const auto& l : lines_of(wide)) over80 += chunkscope::display_width(l) > 80;
+  CHECK(over80 > 0);  // the wider terminal's width is used, not 80
+  CHECK(lines_of(narrow).size() > lines_of(wide).size());
+  // into a pipe: whole lines
+  const auto piped = testutil::run_cli({"synth", "--duration", "0.5s", "--chain", "hp:80:4 | lp:12k:8 | peak:1000:q=0.7:gain=6",
+                                        "--chunk", "128"});
+  REQUIRE(piped.rc == 0);
+  std::size_t long_lines = 0;
+  for (const auto& l : lines_of(piped.out)) long_lines += chunkscope::display_width(l) > 100;
+  CHECK(long_lines > 0);
+  CHECK(lines_of(piped.out).size() < lines_of(narrow).size());
+  // the stage table fits 80 columns either way
+  for (const auto& l : lines_of(piped.out))
+    if (l.rfind("stage ", 0) == 0 || l.rfind("end-to-end", 0) == 0 || l.rfind("process ", 0) == 0) {
+      CAPTURE(l);
+      CHECK(chunkscope::display_width(l) <= 80);
+    }
 }

@@ -113,7 +113,7 @@ Command add_bench_command(CLI::App& app) {
                   joined(g.dtypes, [](DType d) { return std::string(dtype_name(d)); }));
   add_list<std::optional<CpuIsa>>(
       c, "--isa", g.isas,
-      "CPU kernels' instruction sets, side by side: auto (the widest this CPU has), scalar, sse4, avx2, avx512",
+      "CPU kernels' instruction sets, side by side: auto (what a run picks for the shape: docs/profiler.md, CPU kernels), scalar, sse4, avx2, avx512",
       [](const std::string& s) { return parse_isa_choice(s); }, joined(g.isas, isa_choice_name));
   add_int(c, "--repeats", g.repeats, "Timed repeats per configuration (the median is reported)");
   add_text(c, "--json", o->json_path, "Also write the rows as JSON to this file");

@@ -230,7 +230,7 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
                                   cuda_mode_name(o.backend.cuda.mode));
     add_parsed<std::optional<CpuIsa>>(
         c, "--isa", o.backend.cpu_isa,
-        "CPU backend: the instruction set of its kernels, auto (the widest this CPU has), scalar, sse4, avx2 or avx512",
+        "CPU backend: the instruction set of its kernels, auto (of the sets this CPU has, the one needing the fewest passes over a chunk for this chain: docs/profiler.md, CPU kernels), scalar, sse4, avx2 or avx512",
         [](const std::string& s) { return parse_isa_choice(s); }, isa_choice_name(o.backend.cpu_isa));
   }
   if (groups & kCudaTuning) {

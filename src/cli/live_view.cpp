@@ -16,12 +16,6 @@ int terminal_columns(int fd) {
   return 80;
 }
 
-std::size_t display_width(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
 namespace {
 
 std::string pad_left(const std::string& s, std::size_t width) {

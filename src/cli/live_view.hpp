@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+
+#include "src/report/columns.hpp"  // display_width
 #include <vector>
 
 #include "rt/stats/histogram.hpp"
@@ -41,9 +43,6 @@ std::vector<std::string> live_view_lines(const LiveFigures& f, int columns);
 
 /// The single line written each second when stdout is not a terminal.
 std::string live_log_line(const LiveFigures& f);
-
-/// Columns a UTF-8 text takes on a terminal (one per code point).
-std::size_t display_width(const std::string& s);
 
 /// Draws the view on `os` once per call: on a terminal each frame replaces the one before
 /// in place; otherwise each call writes one line.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/options.hpp"
+#include "src/report/columns.hpp"
 #include "src/report/format.hpp"
 
 namespace chunkscope {
@@ -1085,7 +1086,7 @@ void print_diagnosis(std::ostream& os, const std::vector<Finding>& findings) {
   std::string out = "diagnosis\n";
   if (findings.empty()) {
     out += "  no rule fired: nothing in the measured figures points at a limit\n";
-    os << out;
+    os << fit_width(out, report_width(os));
     return;
   }
   for (const auto& f : findings) {
@@ -1098,7 +1099,7 @@ void print_diagnosis(std::ostream& os, const std::vector<Finding>& findings) {
     if (!ev.empty()) out += "      evidence: " + ev + "\n";
     if (!f.next.empty()) out += "      next: " + f.next + "\n";
   }
-  os << out;
+  os << fit_width(out, report_width(os));
 }
 
 }  // namespace chunkscope

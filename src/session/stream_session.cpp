@@ -594,8 +594,10 @@ Workload StreamSession::workload() const {
   return w;
 }
 
-RunReport StreamSession::report(const Workload& w, const RunOutcome& outcome, std::optional<DeviceSection> device) const {
-  return build_run_report(w, su_.plan, probe_environment(), stats_, result_, outcome, std::move(device));
+RunReport StreamSession::report(const Workload& w, const RunOutcome& outcome, std::optional<DeviceSection> device) {
+  RunReport r = build_run_report(w, su_.plan, probe_environment(), stats_, result_, outcome, std::move(device));
+  stats_.release_series();  // the report holds the series now; its files are written without both copies
+  return r;
 }
 
 void StreamSession::write(const RunReport& report) const {

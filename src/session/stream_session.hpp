@@ -162,8 +162,10 @@ class StreamSession {
   /// and what measure_before() and measure_after() found.
   Workload workload() const;
   /// The whole report (build_run_report); a monitor run hands over its device section so
-  /// that the verdict and the diagnosis see it.
-  RunReport report(const Workload& w, const RunOutcome& outcome, std::optional<DeviceSection> device = std::nullopt) const;
+  /// that the verdict and the diagnosis see it. Once per run: the statistics' per-chunk
+  /// series moves into the report (RunStats::release_series), which keeps a long run's
+  /// report writing within twice its streaming memory.
+  RunReport report(const Workload& w, const RunOutcome& outcome, std::optional<DeviceSection> device = std::nullopt);
   /// The terminal report (unless --quiet) and the report files.
   void write(const RunReport& report) const;
   /// The exit code: 3 for an incomplete run (its reason printed on stderr, one line), 1

@@ -1,0 +1,123 @@
+#include "src/report/columns.hpp"
+
+#include <cctype>
+#include <iostream>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <vector>
+
+namespace chunkscope {
+
+namespace {
+
+// Where a line's continuation goes: a line that starts with a word has its text after the
+// first run of spaces ("headline   ...", "environment AMD ..."), and continues under it; an
+// indented line is either the text column of such a block (10 or more spaces: continues at
+// the same column) or a nested item ("  [warning] ...", "      next: ..."): 4 deeper.
+std::size_t hanging_indent(const std::string& line) {
+  const std::size_t lead = line.find_first_not_of(' ');
+  if (lead == std::string::npos) return 0;
+  if (lead >= 10) return lead;
+  if (lead > 0) return lead + 4;
+  const std::size_t gap = line.find(' ');
+  const std::size_t text = gap == std::string::npos ? std::string::npos : line.find_first_not_of(' ', gap);
+  return text == std::string::npos || text > 12 ? 4 : display_width(line.substr(0, text));
+}
+
+// A unit stays with its number: "30.2 µs" does not break.
+bool is_unit(std::string w) {
+  while (!w.empty() && (w.back() == ',' || w.back() == ';' || w.back() == ')' || w.back() == ':' || w.back() == '.'))
+    w.pop_back();
+  for (const char* u : {"ns", "µs", "ms", "s", "Hz", "dB", "dBFS", "MiB", "ch", "chunks", "frames", "ppm"})
+    if (w == u) return true;
+  return false;
+}
+
+// The words of a line after its indent; a `code span` is one word, spaces and all.
+std::vector<std::string> words_of(const std::string& s) {
+  std::vector<std::string> words;
+  std::string w;
+  bool in_code = false;
+  for (char ch : s) {
+    if (ch == '`') in_code = !in_code;
+    if (ch == ' ' && !in_code) {
+      if (!w.empty()) words.push_back(w);
+      w.clear();
+      continue;
+    }
+    w += ch;
+  }
+  if (!w.empty()) words.push_back(w);
+  std::vector<std::string> joined;
+  for (auto& x : words) {
+    const bool after_number = !joined.empty() && !joined.back().empty() &&
+                              std::isdigit(static_cast<unsigned char>(joined.back().back()));
+    if (after_number && is_unit(x))
+      joined.back() += " " + x;
+    else
+      joined.push_back(std::move(x));
+  }
+  return joined;
+}
+
+std::string fit_line(const std::string& line, std::size_t width) {
+  if (width == 0 || display_width(line) <= width) return line;
+  const std::size_t lead = line.find_first_not_of(' ');
+  const std::size_t indent = hanging_indent(line);
+  if (indent + 20 > width) return line;  // too narrow to wrap usefully
+  // the label column is kept as written; the rest flows
+  std::size_t body_at = lead;
+  if (lead == 0 && indent > 4) body_at = line.find_first_not_of(' ', line.find(' '));
+  // a table row (columns aligned with runs of spaces) keeps its alignment, however wide
+  if (line.find("  ", body_at) != std::string::npos) return line;
+  std::string out = line.substr(0, body_at), cur = out;
+  std::size_t col = display_width(cur);
+  bool first = true;
+  for (const auto& w : words_of(line.substr(body_at))) {
+    const std::size_t ww = display_width(w);
+    const bool fresh = first || col == indent;
+    if (!fresh && col + 1 + ww > width) {
+      out += "\n" + std::string(indent, ' ');
+      col = indent;
+    } else if (!fresh) {
+      out += ' ';
+      ++col;
+    }
+    out += w;
+    col += ww;
+    first = false;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::size_t display_width(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string fit_width(const std::string& text, std::size_t width) {
+  if (width == 0) return text;
+  std::string out;
+  std::size_t from = 0;
+  while (from < text.size()) {
+    const std::size_t nl = text.find('\n', from);
+    const std::size_t end = nl == std::string::npos ? text.size() : nl;
+    out += fit_line(text.substr(from, end - from), width);
+    if (nl == std::string::npos) break;
+    out += '\n';
+    from = nl + 1;
+  }
+  return out;
+}
+
+std::size_t report_width(const std::ostream& os) {
+  if (&os != &std::cout || !isatty(STDOUT_FILENO)) return 0;  // a file, a pipe: whole lines
+  winsize ws{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col < 40 ? 40 : ws.ws_col;
+  return 80;
+}
+
+}  // namespace chunkscope
