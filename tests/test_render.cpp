@@ -20,6 +20,7 @@
 #include "src/render/series_view.hpp"
 #include "src/render/sections.hpp"
 #include "src/report/format.hpp"
+#include "src/report/terminal.hpp"
 #include "src/report/schema.hpp"
 #include "tests/report_fixture.hpp"
 #include "tests/test_util.hpp"
@@ -723,4 +724,25 @@ TEST_CASE("html: a finding's `command` spans are code on the page, escaped; a lo
   CHECK(with_code_spans("a `b` and `c`") == "a <code>b</code> and <code>c</code>");
   CHECK(with_code_spans("one ` alone") == "one ` alone");
   CHECK(with_code_spans("") == "");
+}
+
+TEST_CASE("html: the stage table puts the process stage's parts under process, as the terminal does") {
+  fixture::Options o;
+  o.backend = "cuda";
+  o.mode = "eager";
+  o.gpu_parts = true;
+  const RunReport r = run_of(o);
+  const std::string html = chunkscope::render_html(r);
+  const auto at = [&](const std::string& name) { return html.find("<tr><td>" + name + "</td>"); };
+  REQUIRE(at("process") != std::string::npos);
+  REQUIRE(at("  kernel") != std::string::npos);
+  CHECK(at("process") < at("  launch"));
+  CHECK(at("  kernel") < at("queue_out"));
+  CHECK(at("  sync") < at("queue_out"));
+  // the terminal's order is the same
+  std::ostringstream os;
+  chunkscope::print_report(os, r);
+  const std::string t = os.str();
+  CHECK(t.find("\nprocess ") < t.find("\n  kernel "));
+  CHECK(t.find("\n  kernel ") < t.find("\nqueue_out "));
 }

@@ -3,6 +3,7 @@
 #include "src/report/build.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -118,21 +119,33 @@ std::string stage_table(const RunReport& r) {
   std::string s = "<table><tr><th>stage</th><th class=\"n\">count</th><th class=\"n\">min</th>";
   for (int i = 0; i < kPctCount; ++i) s += fmt::format("<th class=\"n\">{}</th>", pct_label(static_cast<Pct>(i)));
   s += "<th class=\"n\">max</th><th class=\"n\">mean</th></tr>";
+  // as the terminal's table: a stage's sub-rows under it (the source's wake-up and read, the
+  // process stage's steps and parts), and a row that was 0 for every chunk named once below
+  std::vector<std::string> zero;
+  auto row = [&](const std::string& name, const HistSummary& h) {
+    if (h.has_data() && h.max == 0)
+      zero.push_back(name.substr(name.find_first_not_of(' ')));
+    else
+      s += hist_row(name, h);
+  };
   for (int i = 0; i < kStageCount; ++i) {
-    s += hist_row(stage_key(static_cast<Stage>(i)), r.stage(static_cast<Stage>(i)));
+    row(stage_key(static_cast<Stage>(i)), r.stage(static_cast<Stage>(i)));
     if (i == static_cast<int>(Stage::source) && r.source_wake && r.source_read) {
-      s += hist_row("  wake", *r.source_wake);
-      s += hist_row("  read", *r.source_read);
+      row("  wake", *r.source_wake);
+      row("  read", *r.source_read);
     }
+    if (i != static_cast<int>(Stage::process)) continue;
+    if (r.has_step_rows())
+      for (const auto& st : r.steps) s += hist_row(fmt::format("  step {} {}", st.index, st.label), st.wall);
+    for (int p = 0; p < kPartCount; ++p)
+      if (const auto& h = r.part(static_cast<Part>(p))) s += hist_row(std::string("  ") + part_key(static_cast<Part>(p)), *h);
   }
-  for (int i = 0; i < kPartCount; ++i)
-    if (const auto& h = r.part(static_cast<Part>(i))) s += hist_row(std::string("  ") + part_key(static_cast<Part>(i)), *h);
-  if (r.has_step_rows())
-    for (const auto& st : r.steps) s += hist_row(fmt::format("  step {} {}", st.index, st.label), st.wall);
   s += hist_row("end-to-end", r.latency);
   s += hist_row("overhead", r.engine_overhead);
   s += hist_row("period", r.cadence.period);
   s += "</table>";
+  if (!zero.empty())
+    s += fmt::format("<p class=\"note\">0 for every chunk, not on this run's path: {}.</p>", esc(fmt::format("{}", fmt::join(zero, ", "))));
   const std::uint64_t counted = r.counts.counted;
   if (counted > 0 && counted < 100)
     s += fmt::format("<p class=\"note\">Only {} counted chunks: p99 and p99.9 rest on fewer than 100 samples.</p>", counted);
