@@ -12,17 +12,25 @@ trap 'rm -rf "$work"' EXIT
 ln -s "$(cd "$build" && pwd)" "$work/build"
 ln -s "$(cd "$source" && pwd)/audio" "$work/audio"
 
-# the commands, one a line, continuations joined
-mapfile -t commands < <(awk '
-  /^```/ { in_code = !in_code; next }
-  in_code && cont { sub(/^ +/, ""); line = line " " $0; if (!sub(/ *\\$/, "", line)) { print line; cont = 0 } ; next }
-  in_code && /^\$ (build\/chunkscope|mkdir) / { line = substr($0, 3); if (sub(/ *\\$/, "", line)) cont = 1; else print line }
+# the commands, one a line, continuations joined; and for each, the labels of the lines the
+# README shows as its output ("workload   ...", "headline   ...": a word, then two or more
+# spaces), space-separated on the line after it
+mapfile -t listing < <(awk '
+  function flush() { if (have) { print cmd; print labels }; have = 0; labels = "" }
+  /^```/ { if (in_code) flush(); in_code = !in_code; next }
+  in_code && cont { sub(/^ +/, ""); cmd = cmd " " $0; if (!sub(/ *\\$/, "", cmd)) cont = 0; next }
+  in_code && /^\$ (build\/chunkscope|mkdir) / {
+    flush(); cmd = substr($0, 3); have = 1; if (sub(/ *\\$/, "", cmd)) cont = 1; next }
+  in_code && have && /^[a-z][a-z_-]*  / { split($0, w, " "); labels = labels " " w[1] }
 ' "$readme")
-[ "${#commands[@]}" -ge 8 ] || { echo "readme tour: found only ${#commands[@]} commands in $readme" >&2; exit 1; }
+commands=() labels=()
+for ((i = 0; i + 1 < ${#listing[@]}; i += 2)); do commands+=("${listing[i]}"); labels+=("${listing[i + 1]}"); done
+[ "${#commands[@]}" -ge 1 ] || { echo "readme tour: found only ${#commands[@]} commands in $readme" >&2; exit 1; }
 
 fail=0
 cd "$work" || exit 1
-for c in "${commands[@]}"; do
+for k in "${!commands[@]}"; do
+  c=${commands[k]}
   start=$(date +%s)
   bash -c "$c" >"$work/last.out" 2>"$work/last.err" </dev/null
   rc=$?
@@ -35,6 +43,13 @@ for c in "${commands[@]}"; do
   else
     echo "readme tour: ok (exit $rc, $(( $(date +%s) - start )) s): $c"
   fi
+  # the output the README shows still has the shape the command prints: each labelled line
+  for label in ${labels[k]}; do
+    if ! grep -qE "^${label}  " "$work/last.out" "$work/last.err"; then
+      echo "readme tour: the README shows a '$label' line that the command no longer prints: $c" >&2
+      fail=1
+    fi
+  done
 done
 [ $fail -eq 0 ] && echo "readme tour: all ${#commands[@]} commands ran"
 exit $fail
