@@ -95,7 +95,7 @@ TEST_CASE("output format follows the extension, else the input's") {
   CHECK_THROWS_AS(output_format_for("x.xyz", wav16, 2, 48000), InputError);
 }
 
-TEST_CASE("process: samples beyond full scale are counted; integers clip them, --output-format float keeps them") {
+TEST_CASE("process: samples beyond full scale are counted, integers clip them, --output-format float keeps them") {
   testutil::TempDir td;
   // a 16-bit sine at 0.8 of full scale, raised by 6 dB: the tops of every cycle go over
   std::vector<float> in(2 * 4800);

@@ -159,7 +159,7 @@ TEST_CASE("batch: N streams processed batched give each stream bit for bit what 
   }
 }
 
-TEST_CASE("batch: a real batched synth run; every stream has the batch's figures and the pooled ones count every stream") {
+TEST_CASE("batch: a real batched synth run, every stream has the batch's figures and the pooled ones count every stream") {
   testutil::TempDir dir;
   const std::string json = dir.file("r.json");
   const auto res = testutil::run_cli({"synth", "--duration", "1s", "--chunk", "480", "--chain", "lp:8000:4", "--streams",

@@ -134,7 +134,7 @@ TEST_CASE("blame: one stall of the whole process is one platform event, however 
   CHECK(os.str().find("stalls     1 event(s)") != std::string::npos);
 }
 
-TEST_CASE("blame: misses that do not overlap are separate events; a sink busy with earlier chunks is the consumer's") {
+TEST_CASE("blame: misses that do not overlap are separate events, a sink busy with earlier chunks is the consumer's") {
   RunStats st;
   st.prepare(config());
   for (std::uint64_t k = 0; k < 60; ++k) {

@@ -153,7 +153,7 @@ TEST_CASE("planner: calibration stages split cascades - gains fold into the next
   CHECK(g.steps[0].sections[0][0] == doctest::Approx(0.501187).epsilon(1e-5));
 }
 
-TEST_CASE("chain spec: a misspelt stage name gets a did-you-mean; a cookbook gain takes dB like gain: does") {
+TEST_CASE("chain spec: a misspelt stage name gets a did-you-mean, a cookbook gain takes dB like gain: does") {
   struct Case {
     const char* spec;
     const char* says;

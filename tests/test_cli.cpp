@@ -3,9 +3,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 
 #include "rt/cpu_backend.hpp"
+#include "src/cli/entry.hpp"
 #include "src/plan.hpp"
 #include "tests/test_util.hpp"
 
@@ -233,7 +237,7 @@ TEST_CASE("cli chain: the response table never prints -0.000 dB") {
   CHECK(r.out.find("0.000 dB") != std::string::npos);
 }
 
-TEST_CASE("cli synth: --synth is --signal, as process, compare and sweep spell it; giving both keeps one value") {
+TEST_CASE("cli synth: --synth is --signal, as process, compare and sweep spell it, giving both keeps one value") {
   testutil::TempDir td;
   const std::string a = td.file("a.json"), b = td.file("b.json");
   const auto r1 = testutil::run_cli({"synth", "--synth", "noise", "--duration", "0.2s", "--speed", "max", "--quiet",
@@ -245,4 +249,90 @@ TEST_CASE("cli synth: --synth is --signal, as process, compare and sweep spell i
   const auto ja = testutil::load_json(a), jb = testutil::load_json(b);
   CHECK(ja.at("workload").at("input").at("signal") == "noise");
   CHECK(ja.at("workload").at("input") == jb.at("workload").at("input"));
+}
+
+// ---------------------------------------------------------------- every listed flag is taken
+
+namespace {
+
+struct ListedFlag {
+  std::string name, type, value;  // type "" for a switch; value: the default --help shows, if any
+  bool needs_rt = false;
+};
+
+// The long options a command's --help lists, with their value type and default.
+std::vector<ListedFlag> listed_flags(const std::string& help) {
+  std::vector<ListedFlag> out;
+  // "  -n,--chunk INT=256   ..." / "  --no-fuse   ...": a value type follows the name after one space
+  static const std::regex opt(R"(^\s+(?:-\w,)?(--[\w-]+)(?:,--[\w-]+)*(?: ([A-Z]{2,})(?:=(\S+))?)?(?:\s|$))");
+  std::istringstream is(help);
+  for (std::string line; std::getline(is, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, opt) || m[1] == "--help") continue;
+    out.push_back({m[1], m[2], m[3], line.find("Needs: --rt") != std::string::npos});
+  }
+  return out;
+}
+
+// A value each flag takes when --help shows none.
+std::string sample_value(const ListedFlag& f) {
+  static const std::map<std::string, std::string> by_name = {
+      {"--chain", "lp:1k"},        {"--json", "x.json"},          {"--html", "x.html"},   {"--hgrm", "h"},
+      {"--trace", "t.json"},       {"--report-dir", "rd"},        {"--output", "o.wav"},  {"--cpus", "0"},
+      {"--metrics-listen", ":0"},  {"--synth", "noise"},          {"--input", "0"},       {"--duration", "1s"},
+      {"--variants", "cpu"},       {"--freqs", "100,1000"},       {"--rate", "48000"},    {"--channels", "2"},
+      {"--stage", "process"},      {"--iterations", "10"},        {"--isa", "auto"},      {"--signal", "noise"}};
+  if (!f.value.empty()) return f.value;
+  if (auto it = by_name.find(f.name); it != by_name.end()) return it->second;
+  if (f.type == "INT") return "1";
+  if (f.type == "HZ") return "48000";
+  if (f.type == "LIST") return "0";
+  return "1";
+}
+
+// What a command needs besides the flag under test to be a complete command line.
+std::vector<std::string> required_words(const std::string& command) {
+  if (command == "chain") return {"lp:1k"};
+  if (command == "process") return {"in.wav", "out.wav", "-c", "lp:1k"};
+  if (command == "replay") return {"in.wav"};
+  if (command == "report" || command == "cadence" || command == "stage-bench") return {"r.json"};
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("--help lists only what each command takes: every listed flag, with a value it shows, is taken") {
+  const auto top = testutil::run_cli({"--help"});
+  REQUIRE(top.rc == 0);
+  std::vector<std::string> commands;
+  bool in_list = false;
+  std::istringstream is(top.out);
+  for (std::string line; std::getline(is, line);) {
+    if (line.rfind("Subcommands:", 0) == 0) in_list = true;
+    else if (in_list && line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ' && line[2] != '-')
+      commands.push_back(line.substr(2, line.find(' ', 2) - 2));
+  }
+  REQUIRE(commands.size() >= 13);
+  int flags = 0;
+  for (const auto& c : commands) {
+    const auto help = testutil::run_cli({c, "--help"});
+    REQUIRE(help.rc == 0);
+    for (const auto& f : listed_flags(help.out)) {
+      std::vector<std::string> words{c};
+      for (const auto& w : required_words(c)) words.push_back(w);
+      if (c == "process" && f.name == "--chain") words.resize(3);  // given below instead of -c
+      if (f.needs_rt) words.push_back("--rt");
+      words.push_back(f.name);
+      if (!f.type.empty()) words.push_back(sample_value(f));
+      const std::string refused = chunkscope::cli::refusal_of(words);
+      std::string line;
+      for (const auto& w : words) line += w + " ";
+      CAPTURE(line);
+      CHECK(refused == "");
+      ++flags;
+    }
+  }
+  CHECK(flags > 200);
+  // and the check sees a refusal: sweep does not take --chunk, and hides it
+  CHECK(chunkscope::cli::refusal_of({"sweep", "--chunk", "256"}).find("does not take it") != std::string::npos);
 }

@@ -335,7 +335,7 @@ CompareReport rounds_report() {
 
 }  // namespace
 
-TEST_CASE("compare rounds: spreads cover the complete rounds with a value; calls come for every figure but the baseline's") {
+TEST_CASE("compare rounds: spreads cover the complete rounds with a value, calls come for every figure but the baseline's") {
   const CompareReport c = rounds_report();
   const CompareSpread* lat = c.per_round[1].find(CompareFigure::latency_p50);
   REQUIRE(lat);

@@ -198,7 +198,7 @@ TEST_CASE("cpu instruction sets: names parse back, the best one is supported, la
 
 // ---- the command line ---------------------------------------------------------------------
 
-TEST_CASE("--isa: a bad name is one usage error; a forced set is what the report and the bench name") {
+TEST_CASE("--isa: a bad name is one usage error, a forced set is what the report and the bench name") {
   testutil::TempDir td;
   auto r = testutil::run_cli({"synth", "--signal", "noise", "--duration", "0.1s", "--speed", "max", "--isa", "avx1024"});
   CHECK(r.rc == 2);

@@ -370,7 +370,7 @@ TEST_CASE("diagnosis drift / too_slow / graph_fallbacks / xruns / incomplete_run
   CHECK(has(ir["finding"], "interrupted"));
 }
 
-TEST_CASE("diagnosis: older and partial reports diagnose; mistyped ones are refused naming the field") {
+TEST_CASE("diagnosis: older and partial reports diagnose, mistyped ones are refused naming the field") {
   auto refused = [](const json& r) {
     try {
       (void)chunkscope::run_report_from_json(r);

@@ -114,7 +114,7 @@ TEST_CASE("hosted: so: takes the trailing identifier=value fields as parameters,
   CHECK(plan.hosted_steps() == 1);
 }
 
-TEST_CASE("hosted: a chain with the compressor replays the bundled file; its output equals the stage applied alone, bit for bit") {
+TEST_CASE("hosted: a chain with the compressor replays the bundled file, its output equals the stage applied alone, bit for bit") {
   testutil::TempDir td;
   std::vector<float> ref = float_copy_of_mix(td.file("in.wav"));
   const std::string chain = fmt::format("hp:80:4 | so:{}:ratio=4 | lp:12k:8", CHUNKSCOPE_COMPRESSOR_STAGE);
@@ -154,7 +154,7 @@ TEST_CASE("hosted: a chain with the compressor replays the bundled file; its out
   CHECK(to_json(back).at("steps") == j.at("steps"));
 }
 
-TEST_CASE("hosted: the audit counts exactly what the bad stage did, and each is a finding; --fail-on-unsafe exits 1") {
+TEST_CASE("hosted: the audit counts exactly what the bad stage did, and each is a finding, --fail-on-unsafe exits 1") {
   testutil::TempDir td;
   // 1875 calls: allocations on calls 10, 20, ... (187); sleeps every 100th (18) and locks
   // every 250th (7) call, 3 calls doing both: 22 blocking calls; one NaN, one Inf, one subnormal
@@ -193,7 +193,7 @@ TEST_CASE("hosted: the audit counts exactly what the bad stage did, and each is 
   CHECK(testutil::run_cli(gated).rc == 1);
 }
 
-TEST_CASE("hosted: a clean stage gives a clean audit and no finding; --fail-on-unsafe passes") {
+TEST_CASE("hosted: a clean stage gives a clean audit and no finding, --fail-on-unsafe passes") {
   testutil::TempDir td;
   const std::string chain = fmt::format("hp:80 | so:{}:gain=-3 | lp:12k", kClean);
   const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "--dtype", "f64", "-c", chain, "--json",
@@ -315,7 +315,7 @@ TEST_CASE("hosted: the allocation interposer counts only the armed thread's call
   CHECK(alloc_audit::disarm().allocations == 0);
 }
 
-TEST_CASE("hosted: the trace has one slice per step inside each process slice; the page has the steps section") {
+TEST_CASE("hosted: the trace has one slice per step inside each process slice, the page has the steps section") {
   testutil::TempDir td;
   const std::string chain = fmt::format("hp:80 | so:{}:gain=-3 | lp:12k", kClean);
   const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", chain, "--json", td.file("r.json"), "--trace",

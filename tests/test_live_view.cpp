@@ -62,7 +62,7 @@ TEST_CASE("live view: every line fits the terminal, and 80 columns show every co
   CHECK_FALSE(has(v[1], "lat p99"));
 }
 
-TEST_CASE("live view: on a terminal each frame replaces the last in place; otherwise one line per second") {
+TEST_CASE("live view: on a terminal each frame replaces the last in place, otherwise one line per second") {
   const Sample s;
   std::ostringstream tty;
   LiveView view(tty, true);

@@ -135,7 +135,7 @@ TEST_CASE("plugins: chunkscope's output equals lv2apply's for the same plugin an
   CHECK(differ == 0);
 }
 
-TEST_CASE("plugins: a mono plugin on a stereo file runs as two instances; its left channel is the mono run's") {
+TEST_CASE("plugins: a mono plugin on a stereo file runs as two instances, its left channel is the mono run's") {
   NEED_PLUGIN(std::string("lv2:") + kLowpass);
   testutil::TempDir td;
   write_mono(td.file("mono.wav"), 1.0, SF_FORMAT_WAV | SF_FORMAT_FLOAT);
@@ -189,7 +189,7 @@ TEST_CASE("plugins: a LADSPA filter gives what applyplugin gives, once written a
   CHECK(differ == 0);
 }
 
-TEST_CASE("plugins: a worker plugin runs and declares its latency; a latency port is reported") {
+TEST_CASE("plugins: a worker plugin runs and declares its latency, a latency port is reported") {
   NEED_PLUGIN("lv2:http://gareus.org/oss/lv2/zeroconvolv#Stereo");
   NEED_PLUGIN("lv2:http://plugin.org.uk/swh-plugins/artificialLatency");
   testutil::TempDir td;

@@ -101,7 +101,7 @@ TEST_CASE("probe: a bad configuration is refused with one line naming the field"
   CHECK(chunkscope_probe_open(nullptr, nullptr) == CHUNKSCOPE_PROBE_BAD_CONFIG);
 }
 
-TEST_CASE("probe: blocks become a run report the CLI reads; the slow section is the step to blame; xruns reach the verdict") {
+TEST_CASE("probe: blocks become a run report the CLI reads, the slow section is the step to blame, xruns reach the verdict") {
   testutil::TempDir tmp;
   const std::string dir = tmp.path().string() + "/probe";
   auto c = base_config();
@@ -183,7 +183,7 @@ TEST_CASE("probe: calls out of order are counted, ignored, and mark the report i
   CHECK(j["reason"].get<std::string>().find("7 probe call(s) out of order ignored") != std::string::npos);
 }
 
-TEST_CASE("probe: every block is counted or lost, never both; a lost record marks the report incomplete") {
+TEST_CASE("probe: every block is counted or lost, never both, a lost record marks the report incomplete") {
   testutil::TempDir tmp;
   const std::string path = tmp.path().string() + "/r.json";
   auto c = base_config();

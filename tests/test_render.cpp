@@ -351,7 +351,7 @@ TEST_CASE("html: a document that is not a run report never reaches the renderer:
 // ---------------------------------------------------------------- defects of the old pages
 
 TEST_CASE(
-    "html breakdown: the stage means are stacked and add up to the mean latency; a part paid by few chunks counts "
+    "html breakdown: the stage means are stacked and add up to the mean latency, a part paid by few chunks counts "
     "spread over all of them, never as a stacked percentile") {
   fixture::Options o;
   o.chunks = 750;  // 10 warm-up, 740 counted
@@ -717,7 +717,7 @@ TEST_CASE("cli report and cadence render a saved run") {
   CHECK(has(c.out, "verdict"));
 }
 
-TEST_CASE("html: a finding's `command` spans are code on the page, escaped; a lone backtick stays") {
+TEST_CASE("html: a finding's `command` spans are code on the page, escaped, a lone backtick stays") {
   using chunkscope::render::with_code_spans;
   CHECK(with_code_spans("run it: `chunkscope synth --chain 'lp:1k' < x` now") ==
         "run it: <code>chunkscope synth --chain &#39;lp:1k&#39; &lt; x</code> now");

@@ -220,7 +220,7 @@ TEST_CASE("output stream: a document larger than the buffer reaches the file who
   CHECK(partial_files(td.path()).empty());
 }
 
-TEST_CASE("output stream: a failed write is thrown at commit, naming the output; an abandoned one leaves nothing") {
+TEST_CASE("output stream: a failed write is thrown at commit, naming the output, an abandoned one leaves nothing") {
   if (!fs::exists("/dev/full")) {
     MESSAGE("skipped: /dev/full is missing");
     return;

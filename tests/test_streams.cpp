@@ -137,7 +137,7 @@ TEST_CASE("streams: the worst stream, the stream to blame and the pooled figures
   CHECK(to_json(back).dump() == to_json(r).dump());
 }
 
-TEST_CASE("streams: all streams safe make a safe run; the worst is the one with the least headroom") {
+TEST_CASE("streams: all streams safe make a safe run, the worst is the one with the least headroom") {
   const CraftedStream a(300, {{10, 2'000'000}});  // one slow chunk, below B
   const CraftedStream b(300, {});
   const std::vector<StreamRun> runs = {{&a.report, &a.stats, 0}, {&b.report, &b.stats, 0}};
@@ -155,7 +155,7 @@ TEST_CASE("streams: all streams safe make a safe run; the worst is the one with 
   CHECK(r.verdict.text.find("worst of 2 streams") == 0);
 }
 
-TEST_CASE("streams: a stream with too few chunks to judge leaves the pooled verdict open; one that missed decides it") {
+TEST_CASE("streams: a stream with too few chunks to judge leaves the pooled verdict open, one that missed decides it") {
   const CraftedStream many(300, {});
   const CraftedStream few(150, {});                    // nothing missed, 150 counted
   const CraftedStream few_late(150, {{20, 2 * kB}});  // missed: not safe at any count
@@ -277,7 +277,7 @@ TEST_CASE("streams: bad --streams and what cannot go with it are one line and ex
   one_line_exit2({"synth", "--streams", "2", "--output", dir.file("o.wav")}, "--output: one file cannot hold 2 streams");
 }
 
-TEST_CASE("streams: SIGINT stops every stream; the report is interrupted and names each stream's state") {
+TEST_CASE("streams: SIGINT stops every stream, the report is interrupted and names each stream's state") {
   testutil::TempDir td;
   const pid_t pid = testutil::spawn_cli(td.path().string(),
                                         {"synth", "--duration", "60s", "--chain", "spin:1s", "--streams", "2", "--baseline",
@@ -305,7 +305,7 @@ TEST_CASE("streams: SIGINT stops every stream; the report is interrupted and nam
   for (const auto& e : j.at("streams").at("per_stream")) CHECK(e.at("state") == "interrupted");
 }
 
-TEST_CASE("streams: compare --streams 2 runs every variant's streams at once; rounds and verdicts cover all of them") {
+TEST_CASE("streams: compare --streams 2 runs every variant's streams at once, rounds and verdicts cover all of them") {
   testutil::TempDir dir;
   const std::string json = dir.file("c.json");
   const auto res = testutil::run_cli({"compare", "--synth", "noise", "--duration", "0.5s", "--chunk", "480", "--chain",

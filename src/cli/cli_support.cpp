@@ -110,23 +110,13 @@ void add_synth_input(CLI::App* c, StreamOptions& o, bool& given, const std::stri
   add_rate(c, "--rate", o.rate, "Synthetic input: sample rate in Hz (48000, 44.1k, 48kHz)");
 }
 
-namespace {
-// what not_taken() named, per command
-std::map<const CLI::App*, std::vector<std::pair<std::string, std::string>>>& not_taken_list() {
-  static std::map<const CLI::App*, std::vector<std::pair<std::string, std::string>>> list;
-  return list;
-}
-}  // namespace
-
-void not_taken(CLI::App* c, const std::string& name, std::string why) {
+void NotTaken::add(CLI::App* c, const std::string& name, std::string why) {
   c->get_option(name)->group("");  // no group: not listed by --help
-  not_taken_list()[c].emplace_back(name, std::move(why));
+  list_.emplace_back(name, std::move(why));
 }
 
-void check_not_taken(const CLI::App* c) {
-  const auto it = not_taken_list().find(c);
-  if (it == not_taken_list().end()) return;
-  for (const auto& [name, why] : it->second)
+void NotTaken::check(const CLI::App* c) const {
+  for (const auto& [name, why] : list_)
     if (c->count(name) > 0) throw InputError(fmt::format("{}: `chunkscope {}` does not take it: {}", name, c->get_name(), why));
 }
 
@@ -437,22 +427,47 @@ const char* kAbout = "chunkscope: does this audio filter chain keep real time? M
 
 }  // namespace
 
-StreamOptions parse_stream_command(const std::vector<std::string>& words) {
+namespace {
+
+// `words` parsed as run_main parses argv, the refusal's line kept instead of printed.
+struct ParsedWords {
   CLI::App app{kAbout};
-  const std::vector<Command> commands = add_commands(app);
-  std::vector<std::string> argv_words{"chunkscope"};
-  argv_words.insert(argv_words.end(), words.begin(), words.end());
-  std::vector<char*> argv;
-  for (auto& w : argv_words) argv.push_back(w.data());
+  std::vector<Command> commands = add_commands(app);
   const Command* chosen = nullptr;
-  std::ostringstream refusal;
-  auto* old = std::cerr.rdbuf(refusal.rdbuf());  // the refusal's line goes into the exception
-  const int rc = parse_command_line(app, static_cast<int>(argv.size()), argv.data(), commands, &chosen);
-  std::cerr.rdbuf(old);
-  if (rc != kRunCommand) throw InputError(one_line(refusal.str()));
-  if (!chosen->stream) throw InputError(fmt::format("'{}' is not replay or synth", words.empty() ? "" : words.front()));
-  check_stream_options(*chosen->stream);  // what a run refuses before it opens anything
-  return *chosen->stream;
+  std::string refusal;  // "" when the words parse
+
+  explicit ParsedWords(const std::vector<std::string>& words) {
+    std::vector<std::string> argv_words{"chunkscope"};
+    argv_words.insert(argv_words.end(), words.begin(), words.end());
+    std::vector<char*> argv;
+    for (auto& w : argv_words) argv.push_back(w.data());
+    std::ostringstream line;
+    auto* old = std::cerr.rdbuf(line.rdbuf());
+    const int rc = parse_command_line(app, static_cast<int>(argv.size()), argv.data(), commands, &chosen);
+    std::cerr.rdbuf(old);
+    if (rc != kRunCommand) refusal = one_line(line.str());
+  }
+};
+
+}  // namespace
+
+StreamOptions parse_stream_command(const std::vector<std::string>& words) {
+  const ParsedWords p(words);
+  if (!p.refusal.empty()) throw InputError(p.refusal);
+  if (!p.chosen->stream) throw InputError(fmt::format("'{}' is not replay or synth", words.empty() ? "" : words.front()));
+  check_stream_options(*p.chosen->stream);  // what a run refuses before it opens anything
+  return *p.chosen->stream;
+}
+
+std::string refusal_of(const std::vector<std::string>& words) {
+  const ParsedWords p(words);
+  if (!p.refusal.empty()) return p.refusal;
+  try {
+    p.chosen->refused.check(p.chosen->app);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // The command line, parsed and dispatched (src/cli/main.cpp calls it).

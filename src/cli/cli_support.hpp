@@ -73,12 +73,6 @@ enum StreamOptionGroup : unsigned {
   kStreams = 1u << 7,      // --streams, --stagger (replay, synth, compare)
 };
 void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups);
-/// An option the shared groups add that command `c` does not take: hidden from its --help,
-/// and refused when given (check_not_taken) with one line, "NAME: `chunkscope CMD` does not
-/// take it: WHY".
-void not_taken(CLI::App* c, const std::string& name, std::string why);
-/// Throws InputError for the first option given that not_taken() named for `c`.
-void check_not_taken(const CLI::App* c);
 /// --synth SIGNAL (sets o.signal and `given`), --channels and --rate: the synthetic input
 /// of compare and sweep, which otherwise read a file.
 void add_synth_input(CLI::App* c, StreamOptions& o, bool& given, const std::string& signal_note = "");

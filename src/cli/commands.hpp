@@ -4,6 +4,9 @@
 // defaults --help shows) and says how to run it; main.cpp parses and dispatches.
 #include <functional>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -17,10 +20,24 @@ namespace chunkscope::cli {
 
 /// A registered command: its subcommand and what running it does (returns the exit code;
 /// may throw InputError or RuntimeFailure, which the dispatcher maps to exit 2 and 3).
+/// Options the shared groups add that a command does not take: hidden from its --help and
+/// refused when given, with one line "NAME: `chunkscope CMD` does not take it: WHY".
+class NotTaken {
+ public:
+  /// Hides `name` from `c`'s --help and keeps why it is refused.
+  void add(CLI::App* c, const std::string& name, std::string why);
+  /// Throws InputError for the first option kept here that `c`'s command line gave.
+  void check(const CLI::App* c) const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> list_;
+};
+
 struct Command {
   CLI::App* app = nullptr;
   std::function<int()> run;
   std::shared_ptr<const StreamOptions> stream{};  // replay and synth: the options it parsed
+  NotTaken refused{};                             // what it does not take (sweep)
 };
 
 Command add_chain_command(CLI::App& app);        // chain_cmd.cpp

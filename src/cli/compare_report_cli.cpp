@@ -25,8 +25,7 @@ Command add_compare_command(CLI::App& app) {
   add_text(c, "--json", o->json_path, "Write the comparison as JSON (schema chunkscope.compare/1)");
   add_synth_input(c, o->stream, o->synth_given);
   add_text(c, "--duration", o->stream.duration, "Synthetic input: length, e.g. 5s");
-  return {c, [o, c] {
-            check_not_taken(c);
+  return {c, [o] {
             o->quiet = o->stream.quiet;
             if (o->input.empty() && !o->synth_given) throw InputError("compare: give an input file or --synth SIGNAL");
             return run_compare(*o, stop_on_signals());

@@ -20,4 +20,9 @@ int run_main(int argc, char** argv);
 /// what it says.
 StreamOptions parse_stream_command(const std::vector<std::string>& words);
 
+/// Any command line (words after the program's name) parsed as run_main parses it, with the
+/// options the chosen command does not take refused as it refuses them, without running
+/// anything: "" when it would run, else the one line it would print.
+std::string refusal_of(const std::vector<std::string>& words);
+
 }  // namespace chunkscope::cli

@@ -301,15 +301,18 @@ Command add_sweep_command(CLI::App& app) {
   add_synth_input(c, o->stream, o->synth_given, " (default noise)");
   add_text(c, "--json", o->json_path, "Write the sweep as JSON (schema chunkscope.sweep/1)");
   add_text(c, "--html", o->html_path, "Write the sweep's page: a heat map per variant with the safe frontier");
-  not_taken(c, "--chunk", "a sweep takes --chunks LIST (the grid's chunk sizes)");
-  not_taken(c, "--fail-on-miss", "a sweep judges each cell itself; read its frontier instead");
-  not_taken(c, "--fail-on-unsafe", "a sweep keeps no hosted step's audit; gate on a replay or synth run");
+  NotTaken refused;
+  refused.add(c, "--chunk", "a sweep takes --chunks LIST (the grid's chunk sizes)");
+  refused.add(c, "--fail-on-miss", "a sweep judges each cell itself; read its frontier instead");
+  refused.add(c, "--fail-on-unsafe", "a sweep keeps no hosted step's audit; gate on a replay or synth run");
   c->get_option("--speed")->description("Replay speed: a factor (1 = real time); a sweep is paced, so not 'max'");
-  return {c, [o, c] {
-            check_not_taken(c);
+  return {c,
+          [o, c, refused] {
+            refused.check(c);
             if (o->input.empty() && !o->synth_given) o->synth_given = true;  // the default: noise
             return run_sweep(*o, stop_on_signals());
-          }};
+          },
+          nullptr, refused};
 }
 
 }  // namespace cli
