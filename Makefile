@@ -48,10 +48,17 @@ demo: deps-demo
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The hosted-plugin cases load third-party LV2 and LADSPA libraries, some of which leak what
+# their initialisers allocate and free it with a mismatched delete when unloaded: those
+# cases run with leak detection and that one check off (every other check on); the rest of
+# the suite runs with every check.
+ASAN_PLUGIN_CASES ?= ^plugins: 
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCHUNKSCOPE_SANITIZE=ON -DCHUNKSCOPE_CUDA=OFF $(CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -E '$(ASAN_PLUGIN_CASES)'
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=0:new_delete_type_mismatch=0 \
+	  ctest --output-on-failure -j $(JOBS) -R '$(ASAN_PLUGIN_CASES)'
 
 # A Debian package (CPack, dependencies from the libraries the binaries link) in $(BUILD)/:
 # chunkscope_<version>_<arch>.deb, installable with apt-get install ./$(BUILD)/chunkscope_*.deb

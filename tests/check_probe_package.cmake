@@ -23,7 +23,13 @@ foreach(want include/chunkscope/probe.h libchunkscope_probe.so chunkscopeConfig.
     message(FATAL_ERROR "cmake --install did not install ${want} (installed: ${installed})")
   endif()
 endforeach()
+set(client_flags "")
+if(CLIENT_FLAGS)  # a sanitized build: the client is built with the same sanitizers
+  set(client_flags "-DCMAKE_C_FLAGS=${CLIENT_FLAGS}" "-DCMAKE_CXX_FLAGS=${CLIENT_FLAGS}"
+                   "-DCMAKE_EXE_LINKER_FLAGS=${CLIENT_FLAGS}")
+endif()
 execute_process(COMMAND ${CMAKE} -S ${SOURCE}/examples/probe_client -B ${CLIENT_BUILD} -DCMAKE_PREFIX_PATH=${PREFIX}
+                        ${client_flags}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "examples/probe_client does not configure against the installed package:\n${out}\n${err}")
