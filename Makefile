@@ -71,9 +71,9 @@ test-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHUNKSCOPE_TSAN=ON -DCHUNKSCOPE_CUDA=OFF $(CMAKE_ARGS)
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target chunkscope chunkscope_tests chunkscope_jack_tests
 	rm -rf $(TSAN_BUILD)/tsan-logs && mkdir -p $(TSAN_BUILD)/tsan-logs
-	cd $(TSAN_BUILD) && TSAN_OPTIONS="log_path=$(CURDIR)/$(TSAN_BUILD)/tsan-logs/race second_deadlock_stack=1 exitcode=0" \
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="log_path=$(CURDIR)/$(TSAN_BUILD)/tsan-logs/race second_deadlock_stack=1 exitcode=0 suppressions=$(CURDIR)/tests/tsan.supp" \
 	  ./tests/chunkscope_tests -sf='$(TSAN_TESTS)'
-	@cd $(TSAN_BUILD) && TSAN_OPTIONS="log_path=$(CURDIR)/$(TSAN_BUILD)/tsan-logs/race second_deadlock_stack=1 exitcode=0" \
+	@cd $(TSAN_BUILD) && TSAN_OPTIONS="log_path=$(CURDIR)/$(TSAN_BUILD)/tsan-logs/race second_deadlock_stack=1 exitcode=0 suppressions=$(CURDIR)/tests/tsan.supp" \
 	  ./tests/chunkscope_jack_tests -sf='$(TSAN_JACK_TESTS)'; rc=$$?; \
 	  if [ $$rc -eq 77 ]; then echo "test-tsan: the JACK tests were skipped (no jackd; make deps installs it)"; \
 	  elif [ $$rc -ne 0 ]; then exit $$rc; fi

@@ -49,6 +49,10 @@ struct Engine::Impl {
   std::uint64_t push_seq = 0;
   std::int64_t push_media = 0;
   Chunk* push_spare = nullptr;
+  // pull(): the next chunk in output order, taken from q_out and not yet due. Taking it with
+  // try_dequeue (the queue's semaphore acquires) before reading it makes the processor's
+  // writes to it visible to the callback's thread, to the memory model and to TSan alike.
+  Chunk* pull_next = nullptr;
   std::atomic<std::uint64_t> drops_live{0}, underruns_live{0};
   std::size_t depth = 8;
   int latency_chunks = 2;
@@ -403,6 +407,7 @@ Status Engine::prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& s
   m.free_list = std::make_unique<Impl::Queue>(pool + 1);
   m.q_in = std::make_unique<Impl::Queue>(pool + 1);
   m.q_out = std::make_unique<Impl::Queue>(pool + 1);
+  m.push_spare = m.pull_next = nullptr;  // the queues are new: nothing is held from them
   for (std::size_t i = 0; i < pool; ++i) m.free_list->try_enqueue(m.pool.at(i));
   m.scratch.assign(static_cast<std::size_t>(cfg.spec.max_frames) * static_cast<std::size_t>(cfg.spec.channels) *
                        dtype_size(cfg.spec.dtype),
@@ -515,28 +520,27 @@ Status Engine::pull(void* dst, int frames, std::uint64_t index) noexcept {
     return Status::ok;
   }
   const std::uint64_t want = index - K;
-  Chunk** front = nullptr;
+  Chunk* c = nullptr;
   for (;;) {
-    front = m.q_out->peek();
-    if (!front) break;
-    Chunk* c = *front;
+    if (!m.pull_next && !m.q_out->try_dequeue(m.pull_next)) m.pull_next = nullptr;
+    c = m.pull_next;
+    if (!c) break;
     if (c->rec.flags & kChunkFailed) {
-      m.q_out->pop();
+      m.pull_next = nullptr;
       m.free_list->try_enqueue(c);
       continue;
     }
     if (c->rec.seq >= want) break;
     // it missed its callback: silence was played for it; count it, with its latency
-    m.q_out->pop();
+    m.pull_next = nullptr;
     ++m.result.late_chunks;
     c->rec.sink_start = now_ns();
     c->rec.emit = c->rec.proc_end;
     m.emit(c);
     m.free_list->try_enqueue(c);
   }
-  if (front && (*front)->rec.seq == want) {
-    Chunk* c = *front;
-    m.q_out->pop();
+  if (c && c->rec.seq == want) {
+    m.pull_next = nullptr;
     const std::size_t got = std::min<std::size_t>(bytes, static_cast<std::size_t>(c->rec.frames) * frame_bytes);
     std::memcpy(dst, c->data, got);
     if (got < bytes) std::memset(static_cast<unsigned char*>(dst) + got, 0, bytes - got);
