@@ -281,10 +281,10 @@ Owner miss_owner_of(const LatencySplit& split, std::int64_t budget_ns) noexcept 
 bool platform_explains(const LatencySplit& split, const RunStatsConfig& cfg, std::int64_t process_ns,
                        const stats::LogHistogram& process_hist) noexcept {
   auto ns = [&](Cause c) { return split.ns[static_cast<std::size_t>(c)]; };
-  if (cfg.baseline_wake_max_ns <= 0 && cfg.baseline_handoff_max_ns <= 0) return true;  // nothing to judge by
+  const std::int64_t wake = cfg.baseline_wake_max_ns, handoff = cfg.baseline_handoff_max_ns;
+  if (wake <= 0 && handoff <= 0) return true;  // nothing to judge by
   if (process_hist.count() > 0 && process_ns > static_cast<std::int64_t>(process_hist.value_at_percentile(99.0)))
     return false;
-  const std::int64_t wake = cfg.baseline_wake_max_ns, handoff = cfg.baseline_handoff_max_ns;
   if (wake > 0 && ns(Cause::source_wake) > wake) return false;
   if (handoff > 0 && (ns(Cause::handoff_in) > handoff || ns(Cause::handoff_out) > handoff)) return false;
   return true;

@@ -103,7 +103,7 @@ struct RunStatsConfig {
   int steps = 0;  // planned steps the backend times (at most kMaxTimedSteps): one histogram each
   // The platform baseline's longest wake-up lateness and hand-off round trip (0: none
   // measured). A late chunk's platform waits are the platform's only within these
-  // (docs/profiler.md, "Blame"); RunStats::set_platform_tails sets them once measured.
+  // (docs/profiler.md, "Owners of a late chunk"); RunStats::set_platform_tails sets them once measured.
   std::int64_t baseline_wake_max_ns = 0;
   std::int64_t baseline_handoff_max_ns = 0;
 };

@@ -4,17 +4,10 @@
 #include <array>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <sys/ioctl.h>
 
 #include "src/report/format.hpp"
 
 namespace chunkscope {
-
-int terminal_columns(int fd) {
-  struct winsize ws {};
-  if (::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-  return 80;
-}
 
 namespace {
 

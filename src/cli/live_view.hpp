@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-#include "src/report/columns.hpp"  // display_width
+#include "src/report/columns.hpp"  // display_width, terminal_columns
 #include <vector>
 
 #include "rt/stats/histogram.hpp"
@@ -31,10 +31,6 @@ struct LiveFigures {
   std::size_t queue_depth = 0;
   int queue_capacity = 0;
 };
-
-/// The width of the terminal on `fd` in columns (TIOCGWINSZ); 80 when it is not a
-/// terminal or does not say.
-int terminal_columns(int fd);
 
 /// The terminal view: a header, column titles, the last second, since start, and the
 /// events line. No line is wider than `columns` - 1 (the least important columns and

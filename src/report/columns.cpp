@@ -1,5 +1,6 @@
 #include "src/report/columns.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <iostream>
 #include <sys/ioctl.h>
@@ -113,11 +114,15 @@ std::string fit_width(const std::string& text, std::size_t width) {
   return out;
 }
 
+int terminal_columns(int fd) {
+  winsize ws{};
+  if (::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 80;
+}
+
 std::size_t report_width(const std::ostream& os) {
   if (&os != &std::cout || !isatty(STDOUT_FILENO)) return 0;  // a file, a pipe: whole lines
-  winsize ws{};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col < 40 ? 40 : ws.ws_col;
-  return 80;
+  return static_cast<std::size_t>(std::max(40, terminal_columns(STDOUT_FILENO)));
 }
 
 }  // namespace chunkscope

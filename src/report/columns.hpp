@@ -18,6 +18,9 @@ std::size_t display_width(const std::string& s);
 /// keeps its unit. A table row (two spaces in a row after its label) is left as it is.
 std::string fit_width(const std::string& text, std::size_t width);
 
+/// The columns of the terminal on `fd`, 80 when it does not say (or is none).
+int terminal_columns(int fd);
+
 /// The width the reports written to `os` are fitted to: the terminal's when `os` is
 /// standard output and that is a terminal (80 when it does not say, at least 40); 0 (lines
 /// kept whole, one record a line for grep and logs) for a file or a pipe.
