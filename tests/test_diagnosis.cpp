@@ -310,6 +310,17 @@ TEST_CASE("diagnosis deadline_misses: counts / blame / worst chunk and a periodi
   REQUIRE(y.is_object());
   CHECK(y["evidence"]["miss_interval_chunks"] == 50.0);
   CHECK(has(y["finding"], "grid of 50 chunks"));
+  // one stray miss among stalls every 100 chunks: their divisor (4) is no period, and the
+  // finding says most recur every 100
+  json z = r;
+  z["counts"]["miss_list"] = json::array();
+  for (int s : {100, 200, 300, 368, 400, 500, 600, 700})
+    z["counts"]["miss_list"].push_back({{"seq", s}, {"latency_ns", 5000000}, {"blame", "process"}});
+  const json w = find_rule(fixture::diagnose(z), "deadline_misses");
+  REQUIRE(w.is_object());
+  CHECK_FALSE(has(w["finding"], "grid of"));
+  CHECK(has(w["finding"], "most recur every 100 chunks"));
+  CHECK(w["evidence"]["miss_interval_chunks"] == 100.0);
   CHECK(find_rule(fixture::diagnose(healthy()), "deadline_misses").is_null());
 }
 

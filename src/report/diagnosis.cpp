@@ -445,10 +445,14 @@ void rule_misses(Ctx& c) {
     for (std::size_t i = 1; i < seqs.size(); ++i) ++steps[seqs[i] - seqs[i - 1]];
     auto best = std::max_element(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     const auto n = static_cast<double>(seqs.size() - 1);
-    // all of them on a grid: the intervals share a divisor
+    // all of them on a grid: the intervals share a divisor, and the misses fill at least
+    // half its points between the first and the last (one stray miss among stalls every
+    // 100 chunks makes a divisor of 4, which is no period)
     long long g = 0;
     for (std::size_t i = 1; i < seqs.size(); ++i) g = std::gcd(g, static_cast<long long>(seqs[i] - seqs[i - 1]));
-    if (seqs.size() >= 4 && g >= 4 && best->second < static_cast<int>(n)) {
+    const double grid_points = g > 0 ? (seqs.back() - seqs.front()) / static_cast<double>(g) + 1 : 0;
+    if (seqs.size() >= 4 && g >= 4 && best->second < static_cast<int>(n) &&
+        2 * static_cast<double>(seqs.size()) >= grid_points) {
       text += fmt::format("; they all fall on a grid of {} chunks ({}), a periodic stall", g, ft(static_cast<double>(g) * c.D));
       ev["miss_interval_chunks"] = static_cast<double>(g);
     } else if (best->first > 1 && best->second >= 2 && best->second >= 0.5 * n) {
