@@ -278,28 +278,43 @@ Owner miss_owner_of(const LatencySplit& split, std::int64_t budget_ns) noexcept 
 // no later than the baseline's latest, each hand-off no longer than its longest round trip,
 // and the chunk's processing not above the run's p99 so far. Without a baseline the waits
 // are taken as the platform's, as they come. [no-alloc, no-block]
-bool platform_explains(const LatencySplit& split, const RunStatsConfig& cfg, std::int64_t process_ns,
-                       const stats::LogHistogram& process_hist) noexcept {
+enum class PlatformJudgement { explained, processing_abnormal, wait_beyond_tail };
+
+PlatformJudgement judge_platform(const LatencySplit& split, const RunStatsConfig& cfg, std::int64_t process_ns,
+                                 const stats::LogHistogram& process_hist) noexcept {
   auto ns = [&](Cause c) { return split.ns[static_cast<std::size_t>(c)]; };
   const std::int64_t wake = cfg.baseline_wake_max_ns, handoff = cfg.baseline_handoff_max_ns;
-  if (wake <= 0 && handoff <= 0) return true;  // nothing to judge by
+  if (wake <= 0 && handoff <= 0) return PlatformJudgement::explained;  // nothing to judge by
   if (process_hist.count() > 0 && process_ns > static_cast<std::int64_t>(process_hist.value_at_percentile(99.0)))
-    return false;
-  if (wake > 0 && ns(Cause::source_wake) > wake) return false;
-  if (handoff > 0 && (ns(Cause::handoff_in) > handoff || ns(Cause::handoff_out) > handoff)) return false;
-  return true;
+    return PlatformJudgement::processing_abnormal;
+  if (wake > 0 && ns(Cause::source_wake) > wake) return PlatformJudgement::wait_beyond_tail;
+  if (handoff > 0 && (ns(Cause::handoff_in) > handoff || ns(Cause::handoff_out) > handoff))
+    return PlatformJudgement::wait_beyond_tail;
+  return PlatformJudgement::explained;
 }
 
-// A miss's owner, the platform's share judged against the baseline: what the baseline does
-// not explain is the run's own (its load, or its processing, made the wait), the chain's.
-// [no-alloc, no-block]
+// The run loads the machine when its streams' processing, at its mean so far, holds at
+// least half of the CPUs its threads may use.
+bool run_loads_machine(const RunStats& s, const stats::LogHistogram& process_hist) noexcept {
+  const RunStatsConfig& cfg = s.config();
+  const double held = process_hist.mean() * std::max(1, cfg.load_streams);
+  return 2.0 * held >= static_cast<double>(cfg.chunk_ns) * std::max(1, cfg.cpus);
+}
+
+// A miss's owner, the platform's share judged against the baseline. What the baseline does
+// not explain is the chain's when the chunk's processing was abnormal too, or when the run
+// loads the machine (its processing holds the CPUs the other threads wait for); otherwise
+// the machine was worse during the run than when measured, and the miss stays the
+// platform's. Both count as unexplained. [no-alloc, no-block]
 Owner judged_owner(RunStats& s, const LatencySplit& split, std::int64_t process_ns) noexcept {
   const Owner owner = miss_owner_of(split, s.config().budget_ns);
-  if (owner != Owner::platform ||
-      platform_explains(split, s.config(), process_ns, s.stage[static_cast<std::size_t>(Stage::process)]))
-    return owner;
+  if (owner != Owner::platform) return owner;
+  const auto& process_hist = s.stage[static_cast<std::size_t>(Stage::process)];
+  const PlatformJudgement j = judge_platform(split, s.config(), process_ns, process_hist);
+  if (j == PlatformJudgement::explained) return owner;
   ++s.platform_unexplained;
-  return Owner::chain;
+  if (j == PlatformJudgement::processing_abnormal || run_loads_machine(s, process_hist)) return Owner::chain;
+  return Owner::platform;
 }
 
 // Cadence: a chunk a consumer holding the margin's worth of audio would have run dry on.

@@ -106,6 +106,12 @@ struct RunStatsConfig {
   // (docs/profiler.md, "Owners of a late chunk"); RunStats::set_platform_tails sets them once measured.
   std::int64_t baseline_wake_max_ns = 0;
   std::int64_t baseline_handoff_max_ns = 0;
+  // What the run itself puts on the machine: the streams whose processing runs at once
+  // (each with statistics of its own; 1 for a batch), and the CPUs its threads may use
+  // (0: unknown, taken as 1). A wait beyond the baseline's tail is the run's own only when
+  // its processing holds at least half of those CPUs.
+  int load_streams = 1;
+  int cpus = 0;
 };
 
 /// One emitted chunk, compact, for per-chunk plots: stamps relative to nothing (raw ns),

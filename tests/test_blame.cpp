@@ -191,9 +191,14 @@ namespace {
 
 // 100 chunks on time, then one whose source woke `wake_ns` late, processed `proc_ns` and
 // waited `handoff_out_ns` for the sink; then on time again. The baseline's tails as given.
+// `streams`: the run's streams whose processing shares the machine (RunStatsConfig::load_streams),
+// on one CPU: at 5 us per chunk, 534 of them hold half of it (kD = 5.333 ms).
 void one_late_wake(RunStats& st, std::int64_t wake_max, std::int64_t handoff_max, std::int64_t wake_ns,
-                   std::int64_t proc_ns, std::int64_t handoff_out_ns = 6'000) {
-  st.prepare(config());
+                   std::int64_t proc_ns, std::int64_t handoff_out_ns = 6'000, int streams = 1) {
+  RunStatsConfig cfg = config();
+  cfg.load_streams = streams;
+  cfg.cpus = 1;
+  st.prepare(cfg);
   st.set_platform_tails(wake_max, handoff_max);
   std::uint64_t k = 0;
   for (; k < 100; ++k) st.add(*std::make_unique<ChunkRecord>(on_time(k)));
@@ -227,9 +232,9 @@ TEST_CASE("blame: a platform wait is the platform's only within the baseline's t
     CHECK(st.platform_unexplained == 0);
     CHECK(st.miss_list.front().owner == Owner::platform);
   }
-  SUBCASE("later than the baseline ever woke: the run's own, the chain's") {
+  SUBCASE("later than the baseline ever woke, by a run whose processing holds half the CPUs: the run's own, the chain's") {
     RunStats st;
-    one_late_wake(st, late - 1'000, 200'000, late, 5'000);
+    one_late_wake(st, late - 1'000, 200'000, late, 5'000, 6'000, 534);
     REQUIRE(st.misses == 1);
     CHECK(owned(st, Owner::platform) == 0);
     CHECK(owned(st, Owner::chain) == 1);
@@ -239,6 +244,19 @@ TEST_CASE("blame: a platform wait is the platform's only within the baseline's t
     REQUIRE(st.stall_list.size() == 1);
     CHECK(st.stall_list.front().owner == Owner::chain);
   }
+  SUBCASE("later than the baseline ever woke, by a run that holds less than half the CPUs: the platform's, unexplained") {
+    // 533 streams of 5 us hold 2.665 ms of each 5.333 ms: just under half of the one CPU
+    for (int streams : {1, 533}) {
+      CAPTURE(streams);
+      RunStats st;
+      one_late_wake(st, late - 1'000, 200'000, late, 5'000, 6'000, streams);
+      REQUIRE(st.misses == 1);
+      CHECK(owned(st, Owner::platform) == 1);
+      CHECK(owned(st, Owner::chain) == 0);
+      CHECK(st.platform_unexplained == 1);
+      CHECK(st.miss_list.front().owner == Owner::platform);
+    }
+  }
   SUBCASE("within the tail, but processing above the run's p99 so far: the chain's") {
     RunStats st;
     one_late_wake(st, late + 1'000, 200'000, late, 50'000);
@@ -246,13 +264,17 @@ TEST_CASE("blame: a platform wait is the platform's only within the baseline's t
     CHECK(owned(st, Owner::chain) == 1);
     CHECK(st.platform_unexplained == 1);
   }
-  SUBCASE("a hand-off longer than the baseline's longest round trip: the chain's") {
+  SUBCASE("a hand-off longer than the baseline's longest round trip, in a run that loads the machine: the chain's") {
     // the source on time, the sink woke 5 ms late for the chunk
     RunStats st;
-    one_late_wake(st, 100'000, 1'000'000, 30'000, 5'000, 5'000'000);
+    one_late_wake(st, 100'000, 1'000'000, 30'000, 5'000, 5'000'000, 534);
     REQUIRE(st.misses == 1);
     CHECK(st.miss_list.front().cause == Cause::handoff_out);
     CHECK(owned(st, Owner::chain) == 1);
+    RunStats light;
+    one_late_wake(light, 100'000, 1'000'000, 30'000, 5'000, 5'000'000);
+    CHECK(owned(light, Owner::platform) == 1);
+    CHECK(light.platform_unexplained == 1);
     RunStats within;
     one_late_wake(within, 100'000, 6'000'000, 30'000, 5'000, 5'000'000);
     CHECK(owned(within, Owner::platform) == 1);
@@ -270,7 +292,7 @@ TEST_CASE("blame: a platform wait is the platform's only within the baseline's t
 TEST_CASE("blame: the report counts the misses the baseline does not explain, in the JSON and on the terminal") {
   const std::int64_t late = kD + 500'000;
   RunStats st;
-    one_late_wake(st, late - 1'000, 200'000, late, 5'000);
+  one_late_wake(st, late - 1'000, 200'000, late, 5'000, 6'000, 534);
   const RunReport r = stats_fixture::report_of(st, 200);
   REQUIRE(r.counts.platform_unexplained.has_value());
   CHECK(*r.counts.platform_unexplained == 1);

@@ -430,8 +430,20 @@ std::string interrupted_reason(std::uint64_t not_processed) {
       not_processed);
 }
 
+// The CPUs the run's threads may use: those --cpus names, else this process's affinity.
+int run_cpus(const StreamOptions& opt) {
+  const int online = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (!opt.cpus.empty()) return static_cast<int>(parse_cpu_list(opt.cpus, online).size());  // checked before the run
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return online;
+}
+
 RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt, int rounds) {
   RunStatsConfig sc;
+  sc.load_streams = opt.batch ? 1 : std::max(1, opt.streams);  // a batch's process time holds every stream's
+  sc.cpus = run_cpus(opt);
   sc.chunk_ns = su.chunk_ns;
   sc.budget_ns = su.budget_ns;
   sc.dry_after_ns = su.budget_ns + su.margin_ns;  // the deadline plus the margin's worth of buffered audio
