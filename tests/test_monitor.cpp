@@ -105,6 +105,10 @@ TEST_CASE("monitor, empty chain, 3 s full duplex: chunks follow the device's cal
   CHECK(r.out.find("\x1b[") == std::string::npos);  // no cursor movement off a terminal
   CHECK(live_lines >= 2);
   CHECK(live_lines <= 3);
+  // the output callback's wait and copy come after L: marked on their rows, explained once
+  CHECK(r.out.find("\nqueue_out* ") != std::string::npos);
+  CHECK(r.out.find("* after L: full duplex, L ends when the chunk is ready to play; queue_out is its wait for the "
+                   "output callback 2 callback(s) after its input") != std::string::npos);
 }
 
 TEST_CASE("monitor with a spin longer than the period: underruns and misses, blamed on processing") {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "src/errors.hpp"
+#include "src/render/html.hpp"
 #include "src/report/build.hpp"
 #include "src/report/columns.hpp"
 #include "src/report/diagnosis.hpp"
@@ -122,6 +123,29 @@ std::string refusal(const json& j) {
 }
 
 }  // namespace
+
+TEST_CASE("report model: full duplex, the rows after L (queue_out, sink) say so on the row, in the terminal and the page") {
+  SyntheticRun run(2000, 8'500'000, 2);
+  const RunReport duplex = build_run_report(run.w, run.plan, run.env, run.stats, run.er, {}, duplex_device(0, 3));
+  DeviceSection input_only = duplex_device(0, 0);
+  input_only.duplex = false;
+  input_only.output = "none";
+  const RunReport in_only = build_run_report(run.w, run.plan, run.env, run.stats, run.er, {}, input_only);
+  const std::string t = terminal(duplex), t_in = terminal(in_only);
+  const std::string h = render_html(duplex), h_in = render_html(in_only);
+  // the two rows carry the mark, the note under the table gives its meaning with K
+  for (const char* row : {"\nqueue_out* ", "\nsink*  "}) {
+    CHECK(has(t, row));
+    CHECK_FALSE(has(t_in, row));
+  }
+  CHECK_FALSE(has(t, "\nqueue_in* "));
+  CHECK(has(t, "* after L: full duplex, L ends when the chunk is ready to play; queue_out is its wait for the output callback 3 callback(s) after its input"));
+  CHECK_FALSE(has(t_in, "* after L"));
+  CHECK(has(h, "<td>queue_out*</td>"));
+  CHECK(has(h, "<td>sink*</td>"));
+  CHECK(has(h, "output callback 3 callback(s) after its input"));
+  CHECK_FALSE(has(h_in, "* after L"));
+}
 
 TEST_CASE("report model: a device run's xruns reach the verdict and the diagnosis, decided after the device section") {
   SyntheticRun run(2000, 8'500'000, 2);

@@ -129,7 +129,8 @@ std::string stage_table(const RunReport& r) {
       s += hist_row(name, h);
   };
   for (int i = 0; i < kStageCount; ++i) {
-    row(stage_key(static_cast<Stage>(i)), r.stage(static_cast<Stage>(i)));
+    const auto stage = static_cast<Stage>(i);
+    row(std::string(stage_key(stage)) + (r.stage_after_latency(stage) ? "*" : ""), r.stage(stage));
     if (i == static_cast<int>(Stage::source) && r.source_wake && r.source_read) {
       row("  wake", *r.source_wake);
       row("  read", *r.source_read);
@@ -146,6 +147,7 @@ std::string stage_table(const RunReport& r) {
   s += "</table>";
   if (!zero.empty())
     s += fmt::format("<p class=\"note\">0 for every chunk, not on this run's path: {}.</p>", esc(fmt::format("{}", fmt::join(zero, ", "))));
+  if (const auto note = r.after_latency_note(); !note.empty()) s += "<p class=\"note\">" + esc(note) + ".</p>";
   const std::uint64_t counted = r.counts.counted;
   if (counted > 0 && counted < 100)
     s += fmt::format("<p class=\"note\">Only {} counted chunks: p99 and p99.9 rest on fewer than 100 samples.</p>", counted);

@@ -139,6 +139,13 @@ std::string cannot_judge_words(std::uint64_t counted, std::uint64_t needed) {
   return fmt::format("cannot judge ({} chunks, need {})", counted, needed);
 }
 
+std::string RunReport::after_latency_note() const {
+  if (!stage_after_latency(Stage::wait_out)) return "";
+  return fmt::format("* after L: full duplex, L ends when the chunk is ready to play; queue_out is its wait for the "
+                     "output callback {} callback(s) after its input (the chosen pipeline depth), sink that callback's copy",
+                     device->latency_chunks);
+}
+
 std::string CompareSummary::verdict_words() const {
   if (!realtime_safe && needed_chunks > 0) return cannot_judge_words(counted, needed_chunks);
   if (!realtime_safe) return "throughput only";

@@ -199,8 +199,9 @@ struct Counts {
   std::vector<MissRecord> miss_list;
   // misses by owner, and the stall events they make (older reports lack them)
   std::optional<std::array<std::uint64_t, kOwnerCount>> miss_owner;
-  // of those, misses whose largest part was a platform wait the baseline does not explain,
-  // owned by the chain instead (docs/profiler.md, "Owners of a late chunk"; older reports lack it)
+  // of those, misses whose largest part was a platform wait the baseline does not explain:
+  // the chain's when their processing was abnormal or the run loads the machine, else still
+  // the platform's (docs/profiler.md, "Owners of a late chunk"; older reports lack it)
   std::optional<std::uint64_t> platform_unexplained;
   std::optional<std::uint64_t> stalls;
   std::array<std::uint64_t, kOwnerCount> stall_owner{};
@@ -509,6 +510,13 @@ struct RunReport {
   }
   const HistSummary& stage(Stage s) const noexcept { return stages[static_cast<std::size_t>(s)]; }
   const std::optional<HistSummary>& part(Part p) const noexcept { return process_parts[static_cast<std::size_t>(p)]; }
+  /// Full duplex on a device, L ends when the chunk is ready to play: its wait for the
+  /// output callback (queue_out) and that callback's copy (sink) come after L, by design.
+  bool stage_after_latency(Stage s) const noexcept {
+    return device && device->duplex && (s == Stage::wait_out || s == Stage::sink);
+  }
+  /// What the rows after L mean, for the line under a stage table (empty when none are).
+  std::string after_latency_note() const;
 };
 
 /// One variant of a comparison: its name and either its full run report or why it could

@@ -317,7 +317,8 @@ void stage_table(std::vector<std::string>& out, const RunReport& r) {
       line(hist_row(name, h));
   };
   for (int s = 0; s < kStageCount; ++s) {
-    row(stage_key(static_cast<Stage>(s)), r.stages[static_cast<std::size_t>(s)]);
+    const auto stage = static_cast<Stage>(s);
+    row(std::string(stage_key(stage)) + (r.stage_after_latency(stage) ? "*" : ""), r.stages[static_cast<std::size_t>(s)]);
     if (s == static_cast<int>(Stage::source) && r.source_wake && r.source_read) {
       row("  wake", *r.source_wake);
       row("  read", *r.source_read);
@@ -333,6 +334,7 @@ void stage_table(std::vector<std::string>& out, const RunReport& r) {
   row("overhead", r.engine_overhead);
   line(hist_row("period", r.cadence.period));
   if (!zero.empty()) line(fmt::format("(0 for every chunk, not on this run's path: {})", fmt::join(zero, ", ")));
+  if (const auto note = r.after_latency_note(); !note.empty()) line(note);
   line("");
 }
 
