@@ -17,7 +17,7 @@ CMAKE_ARGS ?=
 GENERATOR ?= $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')
 CS        := $(BUILD)/chunkscope
 
-.PHONY: all deps deps-demo configure build demo test package test-asan test-tsan bench bench-hosted bench-probe bench-plugins bench-memory bench-modes bench-scipy bench-streams fuzz test-stress clean
+.PHONY: all deps deps-demo configure build demo test docs-examples package test-asan test-tsan bench bench-hosted bench-probe bench-plugins bench-memory bench-modes bench-scipy bench-streams fuzz test-stress clean
 
 all: build
 
@@ -48,11 +48,17 @@ demo: deps-demo
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The hosted-plugin cases (and the README tour, which hosts an LV2 plugin) load third-party
+# Run every example command of README.md and docs/profiler.md and write the output each
+# printed into its block, keeping the blocks' cuts (scripts/docs_examples.py; the tests run
+# the same script with --check)
+docs-examples: build
+	python3 scripts/docs_examples.py --write --build $(BUILD) README.md docs/profiler.md
+
+# The hosted-plugin cases (and the docs' examples, which host LV2 plugins) load third-party
 # LV2 and LADSPA libraries, some of which leak what their initialisers allocate and free it
 # with a mismatched delete when unloaded: those cases run with leak detection and that one
 # check off (every other check on); the rest of the suite runs with every check.
-ASAN_PLUGIN_CASES ?= ^(plugins: |readme_tour_runs_top_to_bottom)
+ASAN_PLUGIN_CASES ?= ^(plugins: |readme_examples_|profiler_doc_examples_)
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCHUNKSCOPE_SANITIZE=ON -DCHUNKSCOPE_CUDA=OFF $(CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
