@@ -387,6 +387,34 @@ void rule_tail_over_budget(Ctx& c) {
         next_for_stage(c, c.r.verdict.blame.value_or(Stage::process)));
 }
 
+// Whether the misses (chunk numbers in order) recur at a fixed interval: the words to add
+// to the finding ("" when they do not) and the interval into the evidence.
+std::string miss_recurrence(const std::vector<double>& seqs, double D, Evidence& ev) {
+  if (seqs.size() < 3) return "";
+  // the most common interval between consecutive misses, when it makes most of them
+  std::map<double, int> steps;
+  for (std::size_t i = 1; i < seqs.size(); ++i) ++steps[seqs[i] - seqs[i - 1]];
+  auto best = std::max_element(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  const auto n = static_cast<double>(seqs.size() - 1);
+  // all of them on a grid: the intervals share a divisor, and the misses fill at least
+  // half its points between the first and the last (one stray miss among stalls every
+  // 100 chunks makes a divisor of 4, which is no period)
+  long long g = 0;
+  for (std::size_t i = 1; i < seqs.size(); ++i) g = std::gcd(g, static_cast<long long>(seqs[i] - seqs[i - 1]));
+  const double grid_points = g > 0 ? (seqs.back() - seqs.front()) / static_cast<double>(g) + 1 : 0;
+  if (seqs.size() >= 4 && g >= 4 && best->second < static_cast<int>(n) &&
+      2 * static_cast<double>(seqs.size()) >= grid_points) {
+    ev["miss_interval_chunks"] = static_cast<double>(g);
+    return fmt::format("; they all fall on a grid of {} chunks ({}), a periodic stall", g, ft(static_cast<double>(g) * D));
+  }
+  if (best->first > 1 && best->second >= 2 && best->second >= 0.5 * n) {
+    ev["miss_interval_chunks"] = best->first;
+    return fmt::format("; {} recur every {:.0f} chunks ({}), a periodic stall",
+                       best->second == static_cast<int>(n) ? "they" : "most", best->first, ft(best->first * D));
+  }
+  return "";
+}
+
 void rule_misses(Ctx& c) {
   const double misses = static_cast<double>(c.r.counts.misses);
   if (misses <= 0) return;
@@ -439,28 +467,7 @@ void rule_misses(Ctx& c) {
     ev["worst_latency_ns"] = worst;
     ev["worst_seq"] = worst_seq;
   }
-  if (seqs.size() >= 3) {
-    // the most common interval between consecutive misses, when it makes most of them
-    std::map<double, int> steps;
-    for (std::size_t i = 1; i < seqs.size(); ++i) ++steps[seqs[i] - seqs[i - 1]];
-    auto best = std::max_element(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-    const auto n = static_cast<double>(seqs.size() - 1);
-    // all of them on a grid: the intervals share a divisor, and the misses fill at least
-    // half its points between the first and the last (one stray miss among stalls every
-    // 100 chunks makes a divisor of 4, which is no period)
-    long long g = 0;
-    for (std::size_t i = 1; i < seqs.size(); ++i) g = std::gcd(g, static_cast<long long>(seqs[i] - seqs[i - 1]));
-    const double grid_points = g > 0 ? (seqs.back() - seqs.front()) / static_cast<double>(g) + 1 : 0;
-    if (seqs.size() >= 4 && g >= 4 && best->second < static_cast<int>(n) &&
-        2 * static_cast<double>(seqs.size()) >= grid_points) {
-      text += fmt::format("; they all fall on a grid of {} chunks ({}), a periodic stall", g, ft(static_cast<double>(g) * c.D));
-      ev["miss_interval_chunks"] = static_cast<double>(g);
-    } else if (best->first > 1 && best->second >= 2 && best->second >= 0.5 * n) {
-      text += fmt::format("; {} recur every {:.0f} chunks ({}), a periodic stall",
-                          best->second == static_cast<int>(n) ? "they" : "most", best->first, ft(best->first * c.D));
-      ev["miss_interval_chunks"] = best->first;
-    }
-  }
+  text += miss_recurrence(seqs, c.D, ev);
   const std::optional<Owner> owner = c.r.verdict.owner;
   std::string next = next_for_stage(c, top);
   if (owner == Owner::platform) {
