@@ -2,6 +2,7 @@
 // every section, the device section included), written and read back by the schema
 // module, refused field by field when damaged, and read the same way by every command.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -545,6 +546,59 @@ TEST_CASE("columns: long lines wrap under their text, words and commands intact,
   CHECK(chunkscope::display_width("µs") == 2);
 }
 
+TEST_CASE("columns: a wide table folds into blocks that repeat its key, free text wraps, width 0 keeps rows whole") {
+  using chunkscope::TextColumn;
+  using chunkscope::TextTable;
+  // the sweep's cells table: 3 key columns, 8 figures, free text at the end
+  TextTable t({{"variant", 12, true, 0}, {"chunk", 6}, {"streams", 7}, {"headroom", 10}, {"e2e p95", 10}, {"proc p50", 10},
+               {"misses", 7}, {"events", 6}, {"drops", 6}, {"cpu", 7}, {"busy", 7}, {"cell", 0, true, 2}},
+              3);
+  const std::vector<std::vector<std::string>> rows = {
+      {"cpu", "256", "1", "3.967 ms", "299.8 µs", "68.3 µs", "0", "0", "0", "2.3%", "3%", "safe"},
+      {"cpu", "256", "16", "3.806 ms", "246.1 µs", "49.8 µs", "14", "14", "0", "25.9%", "37%",
+       "NOT safe (events: chain 2, platform 12), blame stream 0"}};
+  for (const auto& r : rows) t.row(r);
+  t.span({"cpu", "256", "32"}, "skipped: a smaller stream count at this chunk size was not safe");
+  // width 0: the lines the fixed format gives, whole
+  std::string expect = fmt::format("{:<12} {:>6} {:>7} {:>10} {:>10} {:>10} {:>7} {:>6} {:>6} {:>7} {:>7}  {}\n", "variant",
+                                   "chunk", "streams", "headroom", "e2e p95", "proc p50", "misses", "events", "drops", "cpu",
+                                   "busy", "cell");
+  for (const auto& r : rows)
+    expect += fmt::format("{:<12} {:>6} {:>7} {:>10} {:>10} {:>10} {:>7} {:>6} {:>6} {:>7} {:>7}  {}\n", r[0], r[1], r[2],
+                          r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11]);
+  expect += fmt::format("{:<12} {:>6} {:>7}  {}\n", "cpu", "256", "32",
+                        "skipped: a smaller stream count at this chunk size was not safe");
+  CHECK(t.render(0) == expect);
+  for (std::size_t width : {80u, 60u}) {
+    CAPTURE(width);
+    const std::string folded = t.render(width);
+    std::size_t blocks = 1;
+    const auto l = lines_of(folded);
+    for (const auto& x : l) {
+      CAPTURE(x);
+      CHECK(chunkscope::display_width(x) <= width);
+      blocks += x.empty();
+    }
+    CHECK(blocks >= 2);
+    // every block starts with the key's header; the key cells lead every row of every block
+    std::size_t headers = 0, keyed16 = 0;
+    for (const auto& x : l) {
+      headers += x.rfind("variant       chunk streams", 0) == 0;
+      keyed16 += x.rfind("cpu             256      16", 0) == 0;
+    }
+    CHECK(headers == blocks);
+    CHECK(keyed16 == blocks);
+    // nothing lost, nothing added but the repeated key
+    std::vector<std::string> want = split_words(expect), got = split_words(folded);
+    std::multiset<std::string> w(want.begin(), want.end()), g(got.begin(), got.end());
+    for (const auto& k : {"variant", "chunk", "streams"})
+      for (std::size_t b = 1; b < blocks; ++b) w.insert(k);
+    for (std::size_t b = 1; b < blocks; ++b)
+      for (const auto& k : {"cpu", "256", "1", "cpu", "256", "16"}) w.insert(k);
+    CHECK(g == w);
+  }
+}
+
 TEST_CASE("columns: on a terminal the report and diagnosis fit its width, into a file or pipe the lines stay whole") {
   // a terminal of 80 and one of 100 columns (script(1) gives the command a pseudo-terminal)
   const std::string bin = testutil::bin_path();
@@ -578,4 +632,48 @@ TEST_CASE("columns: on a terminal the report and diagnosis fit its width, into a
       CAPTURE(l);
       CHECK(chunkscope::display_width(l) <= 80);
     }
+}
+
+TEST_CASE("columns: on a terminal compare's and sweep's tables fold to its width, into a pipe they stay whole") {
+  const std::string bin = testutil::bin_path();
+  auto on_terminal = [&](const std::string& run, int cols) {
+    testutil::TempDir td;
+    // stdout on an 80-column pseudo-terminal; the progress lines on stderr are not the report
+    const std::string inner = "stty cols " + std::to_string(cols) + "; " + run + " 2>/dev/null";
+    const std::string cmd = "script -qec \"" + inner + "\" /dev/null > " + td.file("out") + " 2>&1 < /dev/null";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    std::string out = testutil::slurp(td.file("out"));
+    out.erase(std::remove(out.begin(), out.end(), '\r'), out.end());
+    return out;
+  };
+  auto count_starting = [](const std::string& text, const std::string& head) {
+    std::size_t n = 0;
+    for (const auto& l : lines_of(text)) n += l.rfind(head, 0) == 0;
+    return n;
+  };
+  SUBCASE("compare") {
+    const std::string run = bin + " compare --synth noise --duration 0.3s --speed max --rounds 2 --variants "
+                                  "'a=hp:80:4 | lp:12k:8;b=lp:1k:2'";
+    const std::string narrow = on_terminal(run, 80);
+    check_fits(narrow, 80);
+    CHECK(count_starting(narrow, "stage        variant ") == 2);  // the stage table in two blocks
+    CHECK(count_starting(narrow, "variant ") >= 2);               // so is the summary
+    CHECK(narrow.find("throughput only") != std::string::npos);
+  }
+  SUBCASE("sweep") {
+    const std::string run = bin + " sweep --synth noise -c hp:80:4 --chunks 256 --streams 1,2,3,4,5 --duration 0.1s "
+                                  "--baseline 0";
+    const std::string narrow = on_terminal(run, 80);
+    check_fits(narrow, 80);
+    CHECK(count_starting(narrow, "   chunk ") == 2);                      // the grid in two blocks
+    CHECK(count_starting(narrow, "variant       chunk streams") == 2);  // the cells too
+    CHECK(count_starting(narrow, "cpu             256       5") == 2);  // each block keys its rows
+    const auto piped = testutil::run_cli({"sweep", "--synth", "noise", "-c", "hp:80:4", "--chunks", "256", "--streams",
+                                          "1,2,3,4,5", "--duration", "0.1s", "--baseline", "0"});
+    REQUIRE(piped.rc == 0);
+    CHECK(count_starting(piped.out, "variant       chunk streams") == 1);  // whole rows into a pipe
+    std::size_t wide = 0;
+    for (const auto& l : lines_of(piped.out)) wide += chunkscope::display_width(l) > 80;
+    CHECK(wide > 0);
+  }
 }

@@ -12,6 +12,7 @@
 #include "src/render/cadence_report.hpp"
 #include "src/io/output_file.hpp"
 #include "src/render/html.hpp"
+#include "src/report/columns.hpp"
 #include "src/report/schema.hpp"
 #include "src/report/terminal.hpp"
 
@@ -45,7 +46,15 @@ int run_report_command(const ReportCmdOptions& o) {
     throw InputError(fmt::format("report '{}': {}", o.path, e.what()));
   }
   if (!o.html.empty()) write_text_output(o.html, html, fmt::format("--html '{}'", o.html));
-  std::cout << text.str();
+  // on a terminal the text is rendered again, fitted to its width (rendering cannot fail twice)
+  if ((o.text || o.html.empty()) && report_width(std::cout) > 0) {
+    if (run)
+      print_report(std::cout, *run);
+    else
+      print_compare(std::cout, std::get<CompareReport>(saved));
+  } else {
+    std::cout << text.str();
+  }
   if (!o.html.empty() && o.html != "-") std::cout << fmt::format("html report written to {} ({} KB)\n", o.html, (html.size() + 1023) / 1024);
   return kExitOk;
 }

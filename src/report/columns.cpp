@@ -114,6 +114,108 @@ std::string fit_width(const std::string& text, std::size_t width) {
   return out;
 }
 
+TextTable::TextTable(std::vector<TextColumn> columns, std::size_t key) : cols_(std::move(columns)), key_(key) {
+  key_ = std::min(key_, cols_.size());
+}
+
+void TextTable::row(std::vector<std::string> cells) {
+  cells.resize(cols_.size());
+  rows_.push_back({std::move(cells), false});
+}
+
+void TextTable::span(std::vector<std::string> key_cells, std::string text) {
+  key_cells.resize(key_);
+  key_cells.push_back(std::move(text));
+  rows_.push_back({std::move(key_cells), true});
+}
+
+// The columns a cell of column c takes: its set width, or for free text its widest cell.
+std::size_t TextTable::column_width(std::size_t c) const {
+  if (cols_[c].width > 0) return cols_[c].width;
+  std::size_t w = display_width(cols_[c].header);
+  for (const auto& r : rows_)
+    if (!r.span && c < r.cells.size()) w = std::max(w, display_width(r.cells[c]));
+  return w;
+}
+
+// `text` after `gap` spaces at the end of `out`, wrapped at `width` (0: whole) under its
+// first column; a number keeps its unit, a `code span` stays whole.
+void append_wrapped(std::string& out, const std::string& text, std::size_t gap, std::size_t width) {
+  const std::size_t at = display_width(out) + gap;
+  out += std::string(gap, ' ');
+  if (width == 0 || at + display_width(text) <= width || at + 20 > width) {
+    out += text;
+    return;
+  }
+  std::size_t col = at;
+  bool first = true;
+  for (const auto& w : words_of(text)) {
+    const std::size_t ww = display_width(w);
+    if (!first && col + 1 + ww > width) {
+      out += "\n" + std::string(at, ' ');
+      col = at;
+    } else if (!first) {
+      out += ' ';
+      ++col;
+    }
+    out += w;
+    col += ww;
+    first = false;
+  }
+}
+
+// The key columns and columns [from, to) of one row; a span row's text follows its key. Free
+// text (a last column of width 0, a span's text) wraps under itself at `width`.
+std::string TextTable::line(const std::vector<std::string>& cells, std::size_t from, std::size_t to, bool span,
+                            std::size_t width) const {
+  std::string out;
+  auto put = [&](std::size_t c, const std::string& text) {
+    if (c > 0) out += std::string(cols_[c].gap, ' ');
+    const std::size_t w = display_width(text), pad = cols_[c].width > w ? cols_[c].width - w : 0;
+    out += cols_[c].left ? text + std::string(pad, ' ') : std::string(pad, ' ') + text;
+  };
+  for (std::size_t c = 0; c < key_; ++c) put(c, cells[c]);
+  if (span) {
+    if (key_ < cells.size()) append_wrapped(out, cells[key_], 2, width);
+    return out + "\n";
+  }
+  for (std::size_t c = from; c < to; ++c)
+    if (cols_[c].width == 0 && c + 1 == cols_.size())
+      append_wrapped(out, cells[c], c > 0 ? cols_[c].gap : 0, width);
+    else
+      put(c, cells[c]);
+  return out + "\n";
+}
+
+std::string TextTable::render(std::size_t width) const {
+  std::vector<std::string> header;
+  for (const auto& c : cols_) header.push_back(c.header);
+  std::size_t key_w = 0;
+  for (std::size_t c = 0; c < key_; ++c) key_w += (c > 0 ? cols_[c].gap : 0) + column_width(c);
+  // the blocks: as many columns after the key as fit the width (at least one each); free
+  // text at the end wraps, so it joins a block with room for 24 columns of it
+  auto need = [&](std::size_t c) {
+    const std::size_t w = column_width(c);
+    return cols_[c].gap + (cols_[c].width == 0 && c + 1 == cols_.size() ? std::min<std::size_t>(w, 24) : w);
+  };
+  std::vector<std::pair<std::size_t, std::size_t>> blocks;
+  for (std::size_t c = key_; c < cols_.size();) {
+    std::size_t w = key_w, to = c;
+    while (to < cols_.size() && (to == c || width == 0 || w + need(to) <= width)) w += need(to++);
+    blocks.emplace_back(c, to);
+    c = to;
+  }
+  if (blocks.empty()) blocks.emplace_back(key_, key_);
+  std::string out;
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    if (b > 0) out += "\n";
+    out += line(header, blocks[b].first, blocks[b].second, false, width);
+    for (const auto& r : rows_)
+      if (!r.span || b == 0) out += line(r.cells, blocks[b].first, blocks[b].second, r.span, width);
+  }
+  return out;
+}
+
 int terminal_columns(int fd) {
   winsize ws{};
   if (::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;

@@ -3,6 +3,7 @@
 // commands to paste stay whole. Not real-time.
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace chunkscope {
 
@@ -17,6 +18,42 @@ std::size_t display_width(const std::string& s);
 /// paste) is never broken; one longer than the width stands on a line of its own. A number
 /// keeps its unit. A table row (two spaces in a row after its label) is left as it is.
 std::string fit_width(const std::string& text, std::size_t width);
+
+/// One column of a TextTable: its header, its width (text is padded to it; 0 for a last
+/// column of free text, never padded), its alignment and the spaces before it.
+struct TextColumn {
+  std::string header;
+  std::size_t width = 0;
+  bool left = false;
+  std::size_t gap = 1;
+};
+
+/// An aligned table that folds to a width. Its first `key` columns name a row; when a row
+/// is wider than the width, the other columns go into blocks, one under the other (blank
+/// line between), each block repeating the key columns with their header, as many
+/// columns to a block as fit. Width 0 (a file, a pipe): one line per row, whole.
+class TextTable {
+ public:
+  TextTable(std::vector<TextColumn> columns, std::size_t key);
+  /// One cell per column.
+  void row(std::vector<std::string> cells);
+  /// The key cells, then `text` across the other columns (in the first block only).
+  void span(std::vector<std::string> key_cells, std::string text);
+  /// The table as lines, each ending in a newline.
+  std::string render(std::size_t width) const;
+
+ private:
+  struct Row {
+    std::vector<std::string> cells;
+    bool span = false;
+  };
+  std::string line(const std::vector<std::string>& cells, std::size_t from, std::size_t to, bool span,
+                   std::size_t width) const;
+  std::size_t column_width(std::size_t c) const;
+  std::vector<TextColumn> cols_;
+  std::size_t key_;
+  std::vector<Row> rows_;
+};
 
 /// The columns of the terminal on `fd`, 80 when it does not say (or is none).
 int terminal_columns(int fd);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "src/report/columns.hpp"
 #include "src/report/format.hpp"
 #include "src/report/streams.hpp"
 
@@ -122,6 +123,7 @@ std::vector<std::string> frontier_sentences(const SweepReport& r, const SweepFro
 }
 
 void print_sweep(std::ostream& os, const SweepReport& r) {
+  const std::size_t width = report_width(os);
   std::string out;
   const Environment& e = r.environment.host;
   out += fmt::format("chunkscope {} ({}) sweep\n", e.version, e.commit);
@@ -139,11 +141,11 @@ void print_sweep(std::ostream& os, const SweepReport& r) {
   for (std::size_t vi = 0; vi < r.variants.size(); ++vi) {
     const std::string& v = r.variants[vi];
     out += fmt::format("\nvariant {}: p95 headroom of the worst stream (ok: safe, NO: not safe, ?: too few chunks to judge, -: not run)\n", v);
-    std::string head = fmt::format("{:>8}", "chunk");
-    for (int n : r.streams) head += fmt::format(" {:>16}", fmt::format("{} stream{}", n, n == 1 ? "" : "s"));
-    out += head + "\n";
+    std::vector<TextColumn> cols{{"chunk", 8, false, 0}};
+    for (int n : r.streams) cols.push_back({fmt::format("{} stream{}", n, n == 1 ? "" : "s"), 16});
+    TextTable grid(std::move(cols), 1);
     for (int c : r.chunks) {
-      std::string row = fmt::format("{:>8}", c);
+      std::vector<std::string> row{std::to_string(c)};
       for (int n : r.streams) {
         const SweepCell* cell = r.find(v, c, n);
         std::string t = "-";
@@ -152,21 +154,25 @@ void print_sweep(std::ostream& os, const SweepReport& r) {
                           cell->mark());
         else if (cell)
           t = sweep_state_name(cell->state);
-        row += fmt::format(" {:>16}", t);
+        row.push_back(t);
       }
-      out += row + "\n";
+      grid.row(std::move(row));
     }
+    out += grid.render(width);
     for (const auto& f : r.frontier)
       if (f.variant == v)
         for (const auto& s : frontier_sentences(r, f)) out += "  " + s + "\n";
   }
   const int cpus = r.environment.host.logical_cpus;
   out += "\ncells (in run order)\n";
-  out += fmt::format("{:<12} {:>6} {:>7} {:>10} {:>10} {:>10} {:>7} {:>6} {:>6} {:>7} {:>7}  {}\n", "variant", "chunk",
-                     "streams", "headroom", "e2e p95", "proc p50", "misses", "events", "drops", "cpu", "busy", "cell");
+  TextTable cells({{"variant", 12, true, 0}, {"chunk", 6}, {"streams", 7}, {"headroom", 10}, {"e2e p95", 10},
+                   {"proc p50", 10}, {"misses", 7}, {"events", 6}, {"drops", 6}, {"cpu", 7}, {"busy", 7},
+                   {"cell", 0, true, 2}},
+                  3);
   for (const auto& c : r.cells) {
     if (c.state == SweepCell::State::skipped || c.state == SweepCell::State::unavailable) {
-      out += fmt::format("{:<12} {:>6} {:>7}  {}: {}\n", c.variant, c.chunk, c.streams, sweep_state_name(c.state), c.reason);
+      cells.span({c.variant, std::to_string(c.chunk), std::to_string(c.streams)},
+                 fmt::format("{}: {}", sweep_state_name(c.state), c.reason));
       continue;
     }
     const auto cs = c.cpu_share(cpus);
@@ -175,18 +181,19 @@ void print_sweep(std::ostream& os, const SweepReport& r) {
       if (c.stall_owner[static_cast<std::size_t>(i)] > 0)
         owners += fmt::format("{}{} {}", owners.empty() ? "" : ", ", owner_key(static_cast<Owner>(i)),
                               c.stall_owner[static_cast<std::size_t>(i)]);
-    out += fmt::format("{:<12} {:>6} {:>7} {:>10} {:>10} {:>10} {:>7} {:>6} {:>6} {:>7} {:>7}  {}{}{}\n", c.variant, c.chunk,
-                       c.streams, c.headroom_p95_ns ? fmt_time(static_cast<double>(*c.headroom_p95_ns)) : "-",
-                       c.latency.has_data() ? fmt_time(static_cast<double>(c.latency.p95)) : "-",
-                       c.process.has_data() ? fmt_time(static_cast<double>(c.process.p50)) : "-", c.misses, c.stalls,
-                       c.drops, cs ? fmt::format("{:.1f}%", *cs * 100) : "-",
-                       c.busy_share ? fmt::format("{:.0f}%", *c.busy_share * 100) : "-",
-                       c.state != SweepCell::State::done ? std::string(sweep_state_name(c.state)) : c.verdict_words(),
-                       owners.empty() ? "" : " (events: " + owners + ")",
-                       c.blame && c.streams > 1 ? fmt::format(", blame stream {}", *c.blame) : "");
+    cells.row({c.variant, std::to_string(c.chunk), std::to_string(c.streams),
+               c.headroom_p95_ns ? fmt_time(static_cast<double>(*c.headroom_p95_ns)) : "-",
+               c.latency.has_data() ? fmt_time(static_cast<double>(c.latency.p95)) : "-",
+               c.process.has_data() ? fmt_time(static_cast<double>(c.process.p50)) : "-", std::to_string(c.misses),
+               std::to_string(c.stalls), std::to_string(c.drops), cs ? fmt::format("{:.1f}%", *cs * 100) : "-",
+               c.busy_share ? fmt::format("{:.0f}%", *c.busy_share * 100) : "-",
+               (c.state != SweepCell::State::done ? std::string(sweep_state_name(c.state)) : c.verdict_words()) +
+                   (owners.empty() ? "" : " (events: " + owners + ")") +
+                   (c.blame && c.streams > 1 ? fmt::format(", blame stream {}", *c.blame) : "")});
   }
+  out += cells.render(width);
   out += "cpu: the engine threads' CPU time over the run, as a share of all CPUs; busy: the whole machine's (/proc/stat)\n";
-  os << out;
+  os << fit_width(out, width);
 }
 
 }  // namespace chunkscope

@@ -453,7 +453,15 @@ std::string compare_call_why(const CompareCall& c) {
 }
 
 // Each figure's spread across rounds, variant by variant, with the call against the baseline.
-void print_compare_rounds(const CompareReport& r, const std::function<void(const std::string&)>& line) {
+// A table's lines, folded to the width, one call of `line` each.
+void table_lines(const TextTable& t, std::size_t width, const std::function<void(const std::string&)>& line) {
+  const std::string text = t.render(width);
+  std::size_t from = 0;
+  for (std::size_t nl = text.find('\n'); nl != std::string::npos; from = nl + 1, nl = text.find('\n', from))
+    line(text.substr(from, nl - from));
+}
+
+void print_compare_rounds(const CompareReport& r, std::size_t width, const std::function<void(const std::string&)>& line) {
   line("");
   if (r.per_round.empty()) {
     line("rounds     no per-round figures in this report (written before they were kept): pooled figures only");
@@ -475,8 +483,9 @@ void print_compare_rounds(const CompareReport& r, const std::function<void(const
     line(fmt::format("           a difference holds across rounds: the ranges do not overlap, or the {:.0f}% bootstrap "
                      "interval of the ratio of medians excludes 1",
                      r.rule.confidence * 100));
-  line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>8}  {}", "figure", "variant", "min", "median", "max", "x median",
-                   "across rounds"));
+  TextTable t({{"figure", 12, true, 0}, {"variant", 20, true}, {"min", 10}, {"median", 10}, {"max", 10}, {"x median", 8},
+               {"across rounds", 0, true, 2}},
+              2);
   for (int f = 0; f < kCompareFigureCount; ++f) {
     const auto fig = static_cast<CompareFigure>(f);
     const CompareSpread* base = nullptr;
@@ -495,11 +504,11 @@ void print_compare_rounds(const CompareReport& r, const std::function<void(const
         call = "(baseline)";
       else if (const CompareCall* c = r.call_of(v.variant, fig))
         call = c->word() + " (" + compare_call_why(*c) + ")";
-      line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>8}  {}", first ? compare_figure_label(fig) : "", v.variant,
-                       val(sp->min), val(sp->median), val(sp->max), ratio, call));
+      t.row({first ? compare_figure_label(fig) : "", v.variant, val(sp->min), val(sp->median), val(sp->max), ratio, call});
       first = false;
     }
   }
+  table_lines(t, width, line);
 }
 
 using CompareLine = std::function<void(const std::string&)>;
@@ -548,10 +557,11 @@ void compare_head_lines(const CompareReport& r, const CompareLine& line) {
 }
 
 // The pooled percentiles of each stage, variant by variant, with their ratios to the baseline.
-void compare_stage_rows(const CompareReport& r, const CompareLine& line) {
+void compare_stage_rows(const CompareReport& r, std::size_t width, const CompareLine& line) {
   line("");
-  line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}", "stage", "variant", "p50", "p95", "p99", "x p50",
-                   "x p95", "x p99"));
+  TextTable t({{"stage", 12, true, 0}, {"variant", 20, true}, {"p50", 10}, {"p95", 10}, {"p99", 10}, {"x p50", 7},
+               {"x p95", 7}, {"x p99", 7}},
+              2);
   // rows grouped by stage in the order of the first variant's rows
   std::vector<std::string> order;
   for (const auto& row : r.table)
@@ -560,19 +570,20 @@ void compare_stage_rows(const CompareReport& r, const CompareLine& line) {
   for (const auto& st : order)
     for (const auto& row : r.table) {
       if (row.stage != st) continue;
-      line(fmt::format("{:<12} {:<20} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}", st == last ? "" : st, row.variant,
-                       fmt_time(double(row.p50)), fmt_time(double(row.p95)), fmt_time(double(row.p99)),
-                       ratio_cell(row.ratio_p50), ratio_cell(row.ratio_p95), ratio_cell(row.ratio_p99)));
+      t.row({st == last ? "" : st, row.variant, fmt_time(double(row.p50)), fmt_time(double(row.p95)),
+             fmt_time(double(row.p99)), ratio_cell(row.ratio_p50), ratio_cell(row.ratio_p95), ratio_cell(row.ratio_p99)});
       last = st;
     }
+  table_lines(t, width, line);
 }
 
 // One line per variant: end to end, headroom, GPU work, the call across rounds, the verdict.
-void compare_summary_rows(const CompareReport& r, const CompareLine& line) {
+void compare_summary_rows(const CompareReport& r, std::size_t width, const CompareLine& line) {
   line("");
-  line(fmt::format("{:<20} {:>11} {:>12} {:>9} {:>9} {:>10} {:>10} {:>7} {:<20} {:>6} {:>6}  {}", "variant", "e2e p95",
-                   "headroom p95", "launch/ch", "disp/ch", "launch p50", "gpu p50", "x e2e", "e2e p95 over rounds",
-                   "misses", "drops", "verdict"));
+  TextTable t({{"variant", 20, true, 0}, {"e2e p95", 11}, {"headroom p95", 12}, {"launch/ch", 9}, {"disp/ch", 9},
+               {"launch p50", 10}, {"gpu p50", 10}, {"x e2e", 7}, {"e2e p95 over rounds", 20, true}, {"misses", 6},
+               {"drops", 6}, {"verdict", 0, true, 2}},
+              1);
   auto tm = [](const std::optional<std::int64_t>& v) { return v ? fmt_time(double(*v)) : std::string("-"); };
   for (const auto& s : r.summary) {
     std::string across = "-";
@@ -580,12 +591,11 @@ void compare_summary_rows(const CompareReport& r, const CompareLine& line) {
       across = "(baseline)";
     else if (const CompareCall* c = r.call_of(s.variant, CompareFigure::latency_p95))
       across = c->word();
-    const std::string verdict = s.verdict_words();
-    line(fmt::format("{:<20} {:>11} {:>12} {:>9.2f} {:>9.2f} {:>10} {:>10} {:>7} {:<20} {:>6} {:>6}  {}", s.variant,
-                     tm(s.latency_p95_ns), tm(s.headroom_p95_ns), s.launches_per_chunk, s.dispatches_per_chunk,
-                     tm(s.launch_p50_ns), tm(s.gpu_p50_ns), ratio_cell(s.ratio_latency_p95), across, s.misses, s.drops,
-                     verdict));
+    t.row({s.variant, tm(s.latency_p95_ns), tm(s.headroom_p95_ns), fmt::format("{:.2f}", s.launches_per_chunk),
+           fmt::format("{:.2f}", s.dispatches_per_chunk), tm(s.launch_p50_ns), tm(s.gpu_p50_ns),
+           ratio_cell(s.ratio_latency_p95), across, std::to_string(s.misses), std::to_string(s.drops), s.verdict_words()});
   }
+  table_lines(t, width, line);
   line("x: ratio of pooled percentiles to the baseline (the first available variant); a ratio alone is no difference:");
   line("   'over rounds' says whether it holds across rounds (below); gpu p50 adds the p50s of H2D, kernel and D2H");
 }
@@ -612,12 +622,13 @@ void compare_findings(const CompareReport& r, const CompareLine& line) {
 void print_compare(std::ostream& os, const CompareReport& r) {
   std::string out;
   const CompareLine line = [&](const std::string& s) { out += s + "\n"; };
+  const std::size_t width = report_width(os);
   compare_head_lines(r, line);
-  compare_stage_rows(r, line);
-  compare_summary_rows(r, line);
-  print_compare_rounds(r, line);
+  compare_stage_rows(r, width, line);
+  compare_summary_rows(r, width, line);
+  print_compare_rounds(r, width, line);
   compare_findings(r, line);
-  os << fit_width(out, report_width(os));
+  os << fit_width(out, width);
 }
 
 }  // namespace chunkscope
