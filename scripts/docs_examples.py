@@ -116,12 +116,20 @@ def parse_block(lines, body):
 
 def skeleton(line):
     """What a shown line must still be: its first word, numbers as '#', and for a word its
-    indentation (a step's own line and its row in the stage table are not the same line)."""
+    indentation (a step's own line and its row in the stage table are not the same line);
+    a line that starts with a number adds its second word's shape (a histogram bin,
+    `5080 .. 5100 µs`, is not a ranked row, `1.  7.210 ms`). None for the program's own
+    messages (`chunkscope: ...`, on stderr): which of them a run prints, and where among
+    the rows, depends on the run, so they take no part in matching."""
     words = line.split()
     if not words:
         return ""
+    if words[0] == "chunkscope:":
+        return None
     first = NUMBER.sub("#", words[0])
-    return first if first.startswith("#") else f"{len(line) - len(line.lstrip())}:{first}"
+    if first.startswith("#"):
+        return first + (" " + NUMBER.sub("#", words[1]) if len(words) > 1 else "")
+    return f"{len(line) - len(line.lstrip())}:{first}"
 
 
 def label(line):
@@ -142,14 +150,14 @@ def match_segment(segment, real, pos):
     for i in range(m - 1, -1, -1):
         for j in range(n - 1, -1, -1):
             choice = max(best[i + 1][j], best[i][j + 1])
-            if keys[i] == rkeys[j]:
+            if keys[i] is not None and keys[i] == rkeys[j]:
                 like = difflib.SequenceMatcher(None, segment[i], real[pos + j]).ratio()
                 after = best[i + 1][j + 1]
                 choice = max(choice, (after[0] + 1, after[1] + like))
             best[i][j] = choice
     out, i, j = [], 0, 0
     while i < m:
-        if j < n and keys[i] == rkeys[j]:
+        if j < n and keys[i] is not None and keys[i] == rkeys[j]:
             like = difflib.SequenceMatcher(None, segment[i], real[pos + j]).ratio()
             after = best[i + 1][j + 1]
             if best[i][j] == (after[0] + 1, after[1] + like):
