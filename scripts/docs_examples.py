@@ -204,6 +204,11 @@ def align(shown, real):
                 new += [label(r) for r in between if label(r) and label(r) not in ROWS_ON_EVENT]
                 result.extend(between + [real[j]])
             pos = j + 1
+        # messages the stretch ends with (before a cut): the ones the run printed there
+        if end < len(shown) and skeleton(segment[-1]) is None:
+            while pos < len(real) and skeleton(real[pos]) is None:
+                result.append(real[pos])
+                pos += 1
         k = end
     if shown and not is_cut[-1] and real[pos:]:
         new += [label(r) for r in real[pos:] if label(r) and label(r) not in ROWS_ON_EVENT]
