@@ -45,7 +45,7 @@ ROWS_ON_EVENT = {"stalls", "blame", "late", "platform", "slowest", "worst", "dro
 
 FENCE = re.compile(r"^```")
 MARKER = re.compile(r"^<!--\s*example:\s*(not run|file|continues)\s*:?\s*(.*?)\s*-->\s*$")
-LABEL = re.compile(r"^\s*([a-z][a-z0-9_-]*(?: [a-z][a-z0-9_-]*)?) {2,}\S")
+LABEL = re.compile(r"^\s*([a-z][a-z0-9_-]*(?: [a-z][a-z0-9_-]*)?)\*? {2,}\S")  # `queue_out*`: a marked row
 JSON_KEY = re.compile(r'^\s*"([^"]+)":')
 NUMBER = re.compile(r"[-+]?[0-9][0-9.,:]*")
 CUT = "..."
@@ -137,34 +137,44 @@ def label(line):
     return m.group(1) if m else None
 
 
-def match_segment(segment, real, pos):
+def match_segment(segment, real, pos, after_cut):
     """Where each line of a stretch shown whole (between cuts) is in the real output, from pos
-    on: the in-order matching of lines of the same shape that matches the most lines, and
-    among those the lines most alike (so a shown `stage 2 ...` is the real `stage 2 ...`, not
-    the `stage 1 ...` before it). Returns a real index or None per shown line."""
+    on: the in-order matching of lines of the same shape that matches the most lines; among
+    those, the one that passes over the fewest labelled rows once the stretch has begun (a
+    stretch after a cut may begin anywhere; one that is not begins at pos), so a line is not
+    matched to a look-alike further on; then the lines most alike (so a shown `stage 2 ...` is
+    the real `stage 2 ...`, not the `stage 1 ...` before it). Returns a real index or None
+    per shown line."""
     m, n = len(segment), len(real) - pos
     keys = [skeleton(x) for x in segment]
     rkeys = [skeleton(x) for x in real[pos:]]
-    # best[i][j]: (matched, likeness) for segment[i:] against real[pos + j:]
-    best = [[(0, 0.0)] * (n + 1) for _ in range(m + 1)]
+    counted = [bool(label(x)) and label(x) not in ROWS_ON_EVENT for x in real[pos:]]
+
+    def like(i, j):
+        return difflib.SequenceMatcher(None, segment[i], real[pos + j]).ratio()
+
+    def skip_real(i, j):  # the score of passing over real line j
+        s = best[i][j + 1]
+        return (s[0], s[1] - (1 if counted[j] and (i > 0 or not after_cut) else 0), s[2])
+
+    def take(i, j):  # the score of matching shown line i with real line j
+        s = best[i + 1][j + 1]
+        return (s[0] + 1, s[1], s[2] + like(i, j))
+
+    # best[i][j]: (matched, -labelled rows passed over, likeness) for segment[i:] against real[pos + j:]
+    best = [[(0, 0, 0.0)] * (n + 1) for _ in range(m + 1)]
     for i in range(m - 1, -1, -1):
         for j in range(n - 1, -1, -1):
-            choice = max(best[i + 1][j], best[i][j + 1])
+            choice = max(best[i + 1][j], skip_real(i, j))
             if keys[i] is not None and keys[i] == rkeys[j]:
-                like = difflib.SequenceMatcher(None, segment[i], real[pos + j]).ratio()
-                after = best[i + 1][j + 1]
-                choice = max(choice, (after[0] + 1, after[1] + like))
+                choice = max(choice, take(i, j))
             best[i][j] = choice
     out, i, j = [], 0, 0
     while i < m:
-        if j < n and keys[i] is not None and keys[i] == rkeys[j]:
-            like = difflib.SequenceMatcher(None, segment[i], real[pos + j]).ratio()
-            after = best[i + 1][j + 1]
-            if best[i][j] == (after[0] + 1, after[1] + like):
-                out.append(pos + j)
-                i, j = i + 1, j + 1
-                continue
-        if j < n and best[i][j] == best[i][j + 1]:
+        if j < n and keys[i] is not None and keys[i] == rkeys[j] and best[i][j] == take(i, j):
+            out.append(pos + j)
+            i, j = i + 1, j + 1
+        elif j < n and best[i][j] == skip_real(i, j):
             j += 1
         else:
             out.append(None)
@@ -191,7 +201,7 @@ def align(shown, real):
         end = next((e for e in range(k, len(shown)) if is_cut[e]), len(shown))
         segment = shown[k:end]
         after_cut = k > 0  # a stretch after a cut starts where its first line is
-        for line, j in zip(segment, match_segment(segment, real, pos)):
+        for line, j in zip(segment, match_segment(segment, real, pos, after_cut)):
             if j is None:
                 if label(line) and label(line) not in ROWS_ON_EVENT:
                     missing.append(label(line))

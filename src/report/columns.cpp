@@ -129,10 +129,10 @@ void TextTable::span(std::vector<std::string> key_cells, std::string text) {
   rows_.push_back({std::move(key_cells), true});
 }
 
-// The columns a cell of column c takes: its set width, or for free text its widest cell.
+// The columns a cell of column c takes: its set width, or its widest cell (or header) when
+// that is wider (a cell is padded to the set width, never cut).
 std::size_t TextTable::column_width(std::size_t c) const {
-  if (cols_[c].width > 0) return cols_[c].width;
-  std::size_t w = display_width(cols_[c].header);
+  std::size_t w = std::max(cols_[c].width, display_width(cols_[c].header));
   for (const auto& r : rows_)
     if (!r.span && c < r.cells.size()) w = std::max(w, display_width(r.cells[c]));
   return w;

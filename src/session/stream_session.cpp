@@ -14,6 +14,7 @@
 #include <cstring>
 #include <pthread.h>
 #include <sched.h>
+#include <set>
 #include <sndfile.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -430,10 +431,16 @@ std::string interrupted_reason(std::uint64_t not_processed) {
       not_processed);
 }
 
-// The CPUs the run's threads may use: those --cpus names, else this process's affinity.
+// The CPUs the run's threads may use: pinned (--cpus), the distinct CPUs the engine's
+// threads are pinned to (every stream's threads share them); else this process's affinity.
 int run_cpus(const StreamOptions& opt) {
   const int online = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (!opt.cpus.empty()) return static_cast<int>(parse_cpu_list(opt.cpus, online).size());  // checked before the run
+  if (!opt.cpus.empty()) {
+    std::set<int> pinned;
+    for (int c : thread_policy(opt).cpus)  // checked before the run
+      if (c >= 0) pinned.insert(c);
+    if (!pinned.empty()) return static_cast<int>(pinned.size());
+  }
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
