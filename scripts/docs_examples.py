@@ -253,6 +253,8 @@ def run(command, work):
     env = dict(os.environ)
     env["PATH"] = os.path.join(work, ".bin") + os.pathsep + env.get("PATH", "")
     env.pop("COLUMNS", None)
+    # stdbuf preloads its library; a sanitizer build must be told that it need not come first
+    env["ASAN_OPTIONS"] = ":".join(x for x in (env.get("ASAN_OPTIONS"), "verify_asan_link_order=0") if x)
     # line-buffered so that stdout and stderr interleave as on a terminal
     proc = subprocess.run(["stdbuf", "-oL", "-eL", "bash", "-c", command], cwd=work, env=env,
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
