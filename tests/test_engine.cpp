@@ -25,7 +25,7 @@ bool has(const std::string& s, const std::string& p) { return s.find(p) != std::
 const std::string kMix = testutil::source_dir() + "/audio/mix_stereo_48k.flac";
 }  // namespace
 
-TEST_CASE("spin:500us: processing p50 lies between 500 and 600 us") {
+TEST_CASE("spin:500us: processing is never under 500 us, and the calibration part lies within it") {
   testutil::TempDir td;
   const auto r = run_cli({"synth", "--signal", "noise", "--duration", "1.5s", "--chunk", "256", "--speed", "2", "--chain",
                           "lp:5000 | spin:500us", "--json", td.file("r.json"), "--quiet"});
@@ -33,9 +33,16 @@ TEST_CASE("spin:500us: processing p50 lies between 500 and 600 us") {
   const auto j = testutil::load_json(td.file("r.json"));
   const double p50 = j["stages"]["process"]["p50"].get<double>();
   CHECK(p50 >= 500e3);
-  CHECK(p50 <= 600e3);
   CHECK(j["stages"]["process"]["min"].get<double>() >= 500e3);  // a spin never returns early
-  CHECK(j["process_parts"]["calibration"]["p50"].get<double>() >= 500e3);
+  // the calibration part is timed inside each chunk's processing, so every percentile of
+  // it is at most the same percentile of process (how far above 500 us the machine
+  // lets a spin run is not the profiler's to promise)
+  const auto& cal = j["process_parts"]["calibration"];
+  CHECK(cal["p50"].get<double>() >= 500e3);
+  for (const char* q : {"min", "p50", "p95", "p99", "max"}) {
+    CAPTURE(q);
+    CHECK(cal[q].get<double>() <= j["stages"]["process"][q].get<double>());
+  }
   CHECK(j["counts"]["counted"] == j["counts"]["emitted"].get<int>() - 10);
   CHECK(j["workload"]["warmup_chunks"] == 10);
 }
