@@ -61,20 +61,13 @@ std::vector<std::string> words_of(const std::string& s) {
   return joined;
 }
 
-std::string fit_line(const std::string& line, std::size_t width) {
-  if (width == 0 || display_width(line) <= width) return line;
-  const std::size_t lead = line.find_first_not_of(' ');
-  const std::size_t indent = hanging_indent(line);
-  if (indent + 20 > width) return line;  // too narrow to wrap usefully
-  // the label column is kept as written; the rest flows
-  std::size_t body_at = lead;
-  if (lead == 0 && indent > 4) body_at = line.find_first_not_of(' ', line.find(' '));
-  // a table row (columns aligned with runs of spaces) keeps its alignment, however wide
-  if (line.find("  ", body_at) != std::string::npos) return line;
-  std::string out = line.substr(0, body_at), cur = out;
-  std::size_t col = display_width(cur);
+// `words` after the end of `out` (the last line of which is as wide as it is), wrapped at
+// `width` under column `indent`: a word that would pass the width starts a new line there.
+void flow_words(std::string& out, const std::vector<std::string>& words, std::size_t indent, std::size_t width) {
+  const std::size_t nl = out.rfind('\n');
+  std::size_t col = display_width(nl == std::string::npos ? out : out.substr(nl + 1));
   bool first = true;
-  for (const auto& w : words_of(line.substr(body_at))) {
+  for (const auto& w : words) {
     const std::size_t ww = display_width(w);
     const bool fresh = first || col == indent;
     if (!fresh && col + 1 + ww > width) {
@@ -88,7 +81,32 @@ std::string fit_line(const std::string& line, std::size_t width) {
     col += ww;
     first = false;
   }
+}
+
+std::string fit_line(const std::string& line, std::size_t width) {
+  if (width == 0 || display_width(line) <= width) return line;
+  const std::size_t lead = line.find_first_not_of(' ');
+  const std::size_t indent = hanging_indent(line);
+  if (indent + 20 > width) return line;  // too narrow to wrap usefully
+  // the label column is kept as written; the rest flows
+  std::size_t body_at = lead;
+  if (lead == 0 && indent > 4) body_at = line.find_first_not_of(' ', line.find(' '));
+  // a table row (columns aligned with runs of spaces) keeps its alignment, however wide
+  if (line.find("  ", body_at) != std::string::npos) return line;
+  std::string out = line.substr(0, body_at);
+  flow_words(out, words_of(line.substr(body_at)), indent, width);
   return out;
+}
+
+// `text` after `gap` spaces at the end of `out`, wrapped at `width` (0: whole) under its
+// first column; a number keeps its unit, a `code span` stays whole.
+void append_wrapped(std::string& out, const std::string& text, std::size_t gap, std::size_t width) {
+  const std::size_t at = display_width(out) + gap;
+  out += std::string(gap, ' ');
+  if (width == 0 || at + display_width(text) <= width || at + 20 > width)
+    out += text;
+  else
+    flow_words(out, words_of(text), at, width);
 }
 
 }  // namespace
@@ -136,32 +154,6 @@ std::size_t TextTable::column_width(std::size_t c) const {
   for (const auto& r : rows_)
     if (!r.span && c < r.cells.size()) w = std::max(w, display_width(r.cells[c]));
   return w;
-}
-
-// `text` after `gap` spaces at the end of `out`, wrapped at `width` (0: whole) under its
-// first column; a number keeps its unit, a `code span` stays whole.
-void append_wrapped(std::string& out, const std::string& text, std::size_t gap, std::size_t width) {
-  const std::size_t at = display_width(out) + gap;
-  out += std::string(gap, ' ');
-  if (width == 0 || at + display_width(text) <= width || at + 20 > width) {
-    out += text;
-    return;
-  }
-  std::size_t col = at;
-  bool first = true;
-  for (const auto& w : words_of(text)) {
-    const std::size_t ww = display_width(w);
-    if (!first && col + 1 + ww > width) {
-      out += "\n" + std::string(at, ' ');
-      col = at;
-    } else if (!first) {
-      out += ' ';
-      ++col;
-    }
-    out += w;
-    col += ww;
-    first = false;
-  }
 }
 
 // The key columns and columns [from, to) of one row; a span row's text follows its key. Free
