@@ -253,6 +253,10 @@ def run(command, work):
     env = dict(os.environ)
     env["PATH"] = os.path.join(work, ".bin") + os.pathsep + env.get("PATH", "")
     env.pop("COLUMNS", None)
+    # the examples are written for the default plugin search paths; a command that wants
+    # another sets it itself (LV2_PATH=... chunkscope ...)
+    env.pop("LV2_PATH", None)
+    env.pop("LADSPA_PATH", None)
     # stdbuf preloads its library; a sanitizer build must be told that it need not come first
     env["ASAN_OPTIONS"] = ":".join(x for x in (env.get("ASAN_OPTIONS"), "verify_asan_link_order=0") if x)
     # line-buffered so that stdout and stderr interleave as on a terminal

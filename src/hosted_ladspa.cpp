@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -169,17 +170,28 @@ Found find_in(const std::string& file, const std::string& label, const std::stri
   throw InputError(fmt::format("{}: no plugin labelled '{}' in {} ({})", where, one_line(label), file, known));
 }
 
-// The plugin `label` in `path`, or in the first library on the search path that has it.
+// The plugin `label` in `path`, or in the one library on the search path that has it. A label
+// that several libraries have is ambiguous: the error names each as `ladspa:LIBRARY:LABEL`, so
+// what resolves never depends on which other plugin packages the machine happens to have.
 Found find_plugin(const std::string& path, const std::string& label, const std::string& where) {
   if (label.empty()) throw InputError(fmt::format("{}: missing plugin label (usage: ladspa:[library.so:]label)", where));
   if (!path.empty()) return find_in(locate(path, where), label, where);
   const auto files = library_files();
+  std::vector<Found> hits;
+  std::vector<std::string> names;
   for (const auto& file : files) {
     std::string why;
     auto lib = open_library(file, why);
     if (!lib) continue;  // a broken library on the path does not hide the others
-    if (const auto* d = find_label(*lib, label)) return {lib, d};
+    if (const auto* d = find_label(*lib, label)) {
+      hits.push_back({lib, d});
+      names.push_back(fmt::format("ladspa:{}:{}", fs::path(file).filename().string(), label));
+    }
   }
+  if (hits.size() == 1) return hits[0];
+  if (hits.size() > 1)
+    throw InputError(fmt::format("{}: '{}' is ambiguous: {} LADSPA libraries have it: {} (name the library)", where,
+                                 one_line(label), hits.size(), fmt::join(names, ", ")));
   throw InputError(fmt::format("{}: no LADSPA plugin labelled '{}' in the {} on the search path ({})", where,
                                one_line(label), files.size() == 1 ? "1 library" : fmt::format("{} libraries", files.size()),
                                search_text()));
@@ -507,6 +519,17 @@ PluginInfo info_of(const PluginModel& m) {
   return info;
 }
 
+// A label that several libraries on the path have does not find its plugin alone: the list
+// shows those plugins as `ladspa:LIBRARY:LABEL`, the spec that does.
+void qualify_shared_labels(std::vector<PluginInfo>& list) {
+  std::map<std::string, int> seen;
+  for (const auto& p : list)
+    if (!p.label.empty()) ++seen[p.label];
+  for (auto& p : list)
+    if (!p.label.empty() && seen[p.label] > 1)
+      p.label = fmt::format("ladspa:{}:{}", fs::path(p.library).filename().string(), p.label.substr(7));
+}
+
 }  // namespace
 
 bool ladspa_available() noexcept { return true; }
@@ -536,6 +559,7 @@ std::vector<PluginInfo> list_ladspa_plugins() {
     }
     for (const auto* d : descriptors(*lib)) out.push_back(info_of(model_of({lib, d})));
   }
+  qualify_shared_labels(out);
   return out;
 }
 

@@ -157,7 +157,7 @@ TEST_CASE("plugins: a mono plugin on a stereo file runs as two instances, its le
 }
 
 TEST_CASE("plugins: a LADSPA filter gives what applyplugin gives, once written as applyplugin writes 16-bit samples") {
-  NEED_PLUGIN("ladspa:lpf");
+  NEED_PLUGIN("ladspa:filter.so:lpf");
   if (!on_path("applyplugin")) {
     MESSAGE("skipped: applyplugin (ladspa-sdk) is not installed");
     return;
@@ -230,7 +230,7 @@ TEST_CASE("plugins: `plugins` lists what is installed and describes one plugin's
 
 TEST_CASE("plugins: what cannot be hosted is one line naming the plugin and why, exit 2, nothing written") {
   NEED_PLUGIN("lv2:http://gareus.org/oss/lv2/fil4#stereo");
-  NEED_PLUGIN("ladspa:lpf");
+  NEED_PLUGIN("ladspa:filter.so:lpf");
   testutil::TempDir td;
   {
     std::FILE* f = std::fopen(td.file("broken.so").c_str(), "w");
@@ -250,7 +250,7 @@ TEST_CASE("plugins: what cannot be hosted is one line naming the plugin and why,
       {"ladspa:nosuchlabel", "no LADSPA plugin labelled 'nosuchlabel'"},
       {"ladspa:/usr/lib/ladspa/filter.so:nosuch", "no plugin labelled 'nosuch' in /usr/lib/ladspa/filter.so (labels: lpf, hpf)"},
       {"ladspa:" + td.file("broken.so") + ":lpf", "not a loadable shared object"},
-      {"ladspa:lpf:cutoff=3", "unknown control 'cutoff'"},
+      {"ladspa:filter.so:lpf:cutoff=3", "unknown control 'cutoff'"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.stage);
@@ -267,11 +267,11 @@ TEST_CASE("plugins: what cannot be hosted is one line naming the plugin and why,
 }
 
 TEST_CASE("plugins: a decaying tail after a burst: subnormal output without --ftz, none with it, side by side") {
-  NEED_PLUGIN("ladspa:lpf");
+  NEED_PLUGIN("ladspa:filter.so:lpf");
   testutil::TempDir td;
   auto run = [&](const char* ftz, const std::string& json) {
     const auto r = testutil::run_cli({"synth", "--signal", "burst:0.2s", "--duration", "2s", "--speed", "max", "--ftz", ftz,
-                                      "-c", "ladspa:lpf:0=100", "--json", td.file(json), "-q"});
+                                      "-c", "ladspa:filter.so:lpf:0=100", "--json", td.file(json), "-q"});
     REQUIRE_MESSAGE(r.rc == 0, r.err);
     return testutil::load_json(td.file(json));
   };
@@ -322,7 +322,46 @@ TEST_CASE("plugins: a plugin that needs what chunkscope does not host is refused
 
 TEST_CASE("plugins: the label `plugins` shows names its plugin even where names end the same way") {
   NEED_PLUGIN("lv2:http://drobilla.net/plugins/mda/Delay");
+  if (!fs::is_directory("/usr/lib/lv2/mda.lv2") || !fs::is_directory("/usr/lib/lv2/midifilter.lv2")) {
+    MESSAGE("skipped: mda-lv2's and x42-plugins' bundles are not where Debian puts them");
+    return;
+  }
+  // the bundles this case is about and no others, whatever else the machine has installed:
+  // mda's Delay (URI tail 'Delay') beside x42's "MIDI N-Tap Delay" (a name ending the same way)
+  testutil::TempDir td;
+  fs::create_directory_symlink("/usr/lib/lv2/mda.lv2", td.file("mda.lv2"));
+  fs::create_directory_symlink("/usr/lib/lv2/midifilter.lv2", td.file("midifilter.lv2"));
+  ::setenv("LV2_PATH", td.path().c_str(), 1);
   const auto r = testutil::run_cli({"plugins", "lv2:Delay", "--json"});
+  ::unsetenv("LV2_PATH");
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   CHECK(nlohmann::json::parse(r.out).at("plugin").at("id") == "http://drobilla.net/plugins/mda/Delay");
+}
+
+TEST_CASE("plugins: a LADSPA label that two libraries have is ambiguous, each named, and the listing names the library") {
+  NEED_PLUGIN("ladspa:filter.so:lpf");
+  // two libraries with the label 'lpf' first on the search path (copies of ladspa-sdk's)
+  testutil::TempDir td;
+  fs::copy_file("/usr/lib/ladspa/filter.so", td.file("a.so"));
+  fs::copy_file("/usr/lib/ladspa/filter.so", td.file("b.so"));
+  ::setenv("LADSPA_PATH", td.path().c_str(), 1);
+  const auto bare = testutil::run_cli({"chain", "ladspa:lpf"});
+  const auto named = testutil::run_cli({"chain", "ladspa:b.so:lpf"});
+  const auto list = testutil::run_cli({"plugins", "--json"});
+  ::unsetenv("LADSPA_PATH");
+  CHECK(bare.rc == 2);
+  // the search path's default folders follow LADSPA_PATH's: filter.so (and others) may be named too
+  CHECK(bare.err.find("'lpf' is ambiguous: ") != std::string::npos);
+  CHECK(bare.err.find("LADSPA libraries have it: ladspa:a.so:lpf, ladspa:b.so:lpf") != std::string::npos);
+  CHECK(std::count(bare.err.begin(), bare.err.end(), '\n') == 1);
+  CHECK_MESSAGE(named.rc == 0, named.err);
+  REQUIRE_MESSAGE(list.rc == 0, list.err);
+  std::vector<std::string> labels;
+  const auto listed = nlohmann::json::parse(list.out);
+  for (const auto& p : listed.at("plugins"))
+    if (p.at("api") == "ladspa") labels.push_back(p.at("label").get<std::string>());
+  CHECK(std::count(labels.begin(), labels.end(), "ladspa:a.so:lpf") == 1);
+  CHECK(std::count(labels.begin(), labels.end(), "ladspa:b.so:lpf") == 1);
+  CHECK(std::count(labels.begin(), labels.end(), "ladspa:lpf") == 0);
+  CHECK(std::count(labels.begin(), labels.end(), "ladspa:a.so:hpf") == 1);
 }
