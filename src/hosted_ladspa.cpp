@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "src/errors.hpp"
+#include "src/suggest.hpp"
 #include "src/plugin_processor.hpp"
 
 // LADSPA is hosted when ladspa.h (ladspa-sdk) is found, or when the build says so.
@@ -178,11 +179,12 @@ Found find_plugin(const std::string& path, const std::string& label, const std::
   if (!path.empty()) return find_in(locate(path, where), label, where);
   const auto files = library_files();
   std::vector<Found> hits;
-  std::vector<std::string> names;
+  std::vector<std::string> names, labels;
   for (const auto& file : files) {
     std::string why;
     auto lib = open_library(file, why);
     if (!lib) continue;  // a broken library on the path does not hide the others
+    for (const auto* d : descriptors(*lib)) labels.push_back(d->Label);
     if (const auto* d = find_label(*lib, label)) {
       hits.push_back({lib, d});
       names.push_back(fmt::format("ladspa:{}:{}", fs::path(file).filename().string(), label));
@@ -192,9 +194,9 @@ Found find_plugin(const std::string& path, const std::string& label, const std::
   if (hits.size() > 1)
     throw InputError(fmt::format("{}: '{}' is ambiguous: {} LADSPA libraries have it: {} (name the library)", where,
                                  one_line(label), hits.size(), fmt::join(names, ", ")));
-  throw InputError(fmt::format("{}: no LADSPA plugin labelled '{}' in the {} on the search path ({})", where,
+  throw InputError(fmt::format("{}: no LADSPA plugin labelled '{}' in the {} on the search path ({}){}", where,
                                one_line(label), files.size() == 1 ? "1 library" : fmt::format("{} libraries", files.size()),
-                               search_text()));
+                               search_text(), did_you_mean(label, labels)));
 }
 
 // ----------------------------------------------------------------------- plugin model
@@ -331,6 +333,13 @@ float fallback_value(const PortModel& p) {
   return 0.0f;
 }
 
+std::vector<std::string> control_names(const PluginModel& m) {
+  std::vector<std::string> s;
+  for (const auto& p : m.ports)
+    if (p.kind == Kind::control_in) s.push_back(p.symbol);
+  return s;
+}
+
 std::string control_symbols(const PluginModel& m) {
   std::vector<std::string> s;
   for (std::size_t i = 0; i < m.ports.size(); ++i)
@@ -365,7 +374,8 @@ std::size_t port_index(const PluginModel& m, const std::string& key, const std::
   for (std::size_t j = 0; !digits && j < m.ports.size(); ++j)
     if (m.ports[j].symbol == key) i = j;
   if (i >= m.ports.size())
-    throw InputError(fmt::format("{}: unknown control '{}' ({})", where, one_line(key), control_symbols(m)));
+    throw InputError(fmt::format("{}: unknown control '{}'{} ({})", where, one_line(key),
+                                 did_you_mean(key, control_names(m)), control_symbols(m)));
   if (m.ports[i].kind != Kind::control_in)
     throw InputError(fmt::format("{}: '{}' is {}, not a control input ({})", where, key, kind_words(m.ports[i].kind),
                                  control_symbols(m)));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "src/errors.hpp"
+#include "src/suggest.hpp"
 #include "src/plugin_processor.hpp"
 
 // LV2 is hosted when lilv's headers are on the include path (they live in their own folder,
@@ -453,13 +454,14 @@ const LilvPlugin* find_plugin(Lv2World& w, const std::string& id, const std::str
   if (const LilvPlugin* exact = uri ? lilv_plugins_get_by_uri(all, uri.get()) : nullptr) return exact;
   const std::string id_lower = lower(id);
   std::vector<const LilvPlugin*> hits, labelled;
-  std::vector<std::string> names;
+  std::vector<std::string> names, labels;
   LILV_FOREACH (plugins, i, all) {
     const LilvPlugin* p = lilv_plugins_get(all, i);
     if (lilv_plugin_is_replaced(p)) continue;
     const std::string u = text_of(lilv_plugin_get_uri(p));
     const Node name(lilv_plugin_get_name(p));
-    if (label_of(u) == "lv2:" + id) labelled.push_back(p);  // the label `plugins` and reports show
+    labels.push_back(label_of(u));
+    if (labels.back() == "lv2:" + id) labelled.push_back(p);  // the label `plugins` and reports show
     if (boundary_suffix(u, id) || boundary_suffix(lower(text_of(name.get())), id_lower)) {
       hits.push_back(p);
       names.push_back(u);
@@ -468,9 +470,9 @@ const LilvPlugin* find_plugin(Lv2World& w, const std::string& id, const std::str
   if (labelled.size() == 1) return labelled[0];  // a stage's own label wins over name suffixes
   if (hits.size() == 1) return hits[0];
   if (hits.empty())
-    throw InputError(fmt::format("{}: no installed LV2 plugin matches '{}' (give a plugin URI, or the end of one or "
+    throw InputError(fmt::format("{}: no installed LV2 plugin matches '{}'{} (give a plugin URI, or the end of one or "
                                  "of a plugin's name; `chunkscope plugins` lists them)",
-                                 where, one_line(id)));
+                                 where, one_line(id), did_you_mean("lv2:" + id, labels)));
   std::sort(names.begin(), names.end());
   throw InputError(fmt::format("{}: '{}' is ambiguous: it matches {} LV2 plugins: {}", where, one_line(id),
                                names.size(), some_of(names)));
@@ -553,10 +555,15 @@ void apply_preset(Lv2World& w, Lv2Stage& st, const std::string& want, const std:
     throw InputError(fmt::format("{}: preset {} could not be read", where, hits[0]));
 }
 
-std::string control_symbols(const PluginModel& m) {
+std::vector<std::string> control_names(const PluginModel& m) {
   std::vector<std::string> s;
   for (const auto& p : m.ports)
     if (p.kind == Kind::control_in) s.push_back(p.symbol);
+  return s;
+}
+
+std::string control_symbols(const PluginModel& m) {
+  const auto s = control_names(m);
   return s.empty() ? "it has none" : "controls: " + some_of(s, 64);
 }
 
@@ -585,7 +592,8 @@ void apply_control(Lv2Stage& st, const std::string& key, const std::string& text
   const auto& ports = st.model.ports;
   const auto it = std::find_if(ports.begin(), ports.end(), [&](const PortModel& p) { return p.symbol == key; });
   if (it == ports.end())
-    throw InputError(fmt::format("{}: unknown control '{}' ({})", where, one_line(key), control_symbols(st.model)));
+    throw InputError(fmt::format("{}: unknown control '{}'{} ({})", where, one_line(key),
+                                 did_you_mean(key, control_names(st.model)), control_symbols(st.model)));
   if (it->kind != Kind::control_in)
     throw InputError(fmt::format("{}: '{}' is {}, not a control input ({})", where, key, kind_words(it->kind),
                                  control_symbols(st.model)));

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <filesystem>
+#include <vector>
 #include <fmt/format.h>
 
 #include "chunkscope/stage.h"
@@ -23,32 +24,42 @@ struct Library {
   }
 };
 
+// One instance on all the chunk's channels, or, for a stage that takes one channel, one
+// instance per channel (as mono LV2 and LADSPA plugins run), each on its own channel in place.
 class SoProcessor final : public HostedProcessor {
  public:
-  SoProcessor(std::shared_ptr<const Library> lib, void* inst, std::string label)
-      : lib_(std::move(lib)), inst_(inst), label_(std::move(label)) {
+  SoProcessor(std::shared_ptr<const Library> lib, std::vector<void*> insts, std::string label)
+      : lib_(std::move(lib)), insts_(std::move(insts)), label_(std::move(label)) {
     HostedPhase in("latency", label_.c_str());
-    latency_ = lib_->desc->latency ? lib_->desc->latency(inst_) : 0;
+    latency_ = lib_->desc->latency ? lib_->desc->latency(insts_[0]) : 0;
   }
   ~SoProcessor() override {
     HostedPhase in("destroy", label_.c_str());
-    lib_->desc->destroy(inst_);
+    for (void* inst : insts_) lib_->desc->destroy(inst);
   }
   bool process(float* const* channels, int frames) noexcept override {
-    return lib_->desc->process(inst_, channels, frames) == 0;
+    if (insts_.size() == 1) return lib_->desc->process(insts_[0], channels, frames) == 0;
+    for (std::size_t c = 0; c < insts_.size(); ++c)
+      if (lib_->desc->process(insts_[c], &channels[c], frames) != 0) {
+        failed_ = c;
+        return false;
+      }
+    return true;
   }
   void reset() noexcept override {
-    if (lib_->desc->reset) lib_->desc->reset(inst_);
+    if (lib_->desc->reset)
+      for (void* inst : insts_) lib_->desc->reset(inst);
   }
   const char* last_error() const noexcept override {
-    const char* e = lib_->desc->last_error ? lib_->desc->last_error(inst_) : nullptr;
+    const char* e = lib_->desc->last_error ? lib_->desc->last_error(insts_[failed_]) : nullptr;
     return e ? e : "";
   }
   std::uint32_t latency_frames() const noexcept override { return latency_; }
 
  private:
   std::shared_ptr<const Library> lib_;
-  void* inst_;
+  std::vector<void*> insts_;
+  std::size_t failed_ = 0;  // the instance whose process() failed last
   std::string label_;
   std::uint32_t latency_ = 0;
 };
@@ -62,30 +73,46 @@ class SoFactory final : public HostedFactory {
     const auto* d = lib_->desc;
     const int lo = d->min_channels > 0 ? d->min_channels : 1;
     const int hi = d->max_channels > 0 ? d->max_channels : kAnyChannels;
-    if (shape.channels < lo || shape.channels > hi) {
+    const bool per_channel = hi == 1 && shape.channels > 1;  // a mono stage: one instance per channel
+    if (!per_channel && (shape.channels < lo || shape.channels > hi)) {
       error = hi == kAnyChannels ? fmt::format("takes at least {} channels; the chunk has {}", lo, shape.channels)
                                  : fmt::format("takes {} to {} channels; the chunk has {}", lo, hi, shape.channels);
       return nullptr;
     }
+    std::vector<void*> insts;
+    const int each = per_channel ? 1 : shape.channels;
+    for (int c = 0; c < (per_channel ? shape.channels : 1); ++c) {
+      void* inst = make_one(shape, each, error);
+      if (!inst) {
+        HostedPhase in("destroy", label_.c_str());
+        for (void* made : insts) d->destroy(made);
+        return nullptr;
+      }
+      insts.push_back(inst);
+    }
+    return std::make_unique<SoProcessor>(lib_, std::move(insts), label_);
+  }
+
+ private:
+  // One instance of `channels` channels, or nullptr with the stage's reason in `error`.
+  void* make_one(const HostedShape& shape, int channels, std::string& error) const {
     std::vector<chunkscope_stage_param> ps;
     for (const auto& [k, v] : params_) ps.push_back({k.c_str(), v.c_str()});
-    chunkscope_stage_config cfg{sizeof(chunkscope_stage_config), shape.rate, shape.max_frames, shape.channels,
+    chunkscope_stage_config cfg{sizeof(chunkscope_stage_config), shape.rate, shape.max_frames, channels,
                                 ps.empty() ? nullptr : ps.data(), static_cast<std::uint32_t>(ps.size())};
     char why[512] = {};
     void* inst = nullptr;
     {
       HostedPhase in("create", label_.c_str());
-      inst = d->create(&cfg, why, sizeof why);
+      inst = lib_->desc->create(&cfg, why, sizeof why);
     }
     if (!inst) {
       why[sizeof why - 1] = '\0';
       error = why[0] ? fmt::format("create failed: {}", one_line(why)) : "create failed (the stage gave no reason)";
-      return nullptr;
     }
-    return std::make_unique<SoProcessor>(lib_, inst, label_);
+    return inst;
   }
 
- private:
   static constexpr int kAnyChannels = 1 << 30;
   std::shared_ptr<const Library> lib_;
   Params params_;
@@ -123,7 +150,14 @@ std::shared_ptr<const HostedFactory> load_so_stage(const std::string& path, cons
   const std::string& who = where;  // names the stage, its path included
   std::error_code ec;
   const auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) throw InputError(fmt::format("{}: not found", who));
+  if (ec || !fs::exists(st)) {
+    // a bare name is not looked for on the library path: say where it was looked for
+    const bool bare = path.find('/') == std::string::npos;
+    throw InputError(fmt::format("{}: not found: no file {}{}", who, fs::absolute(path, ec).lexically_normal().string(),
+                                 bare ? " (a bare file name is looked for in the current folder only; give a path "
+                                        "with a '/' for a library elsewhere)"
+                                      : ""));
+  }
   if (fs::is_directory(st)) throw InputError(fmt::format("{}: is a folder, not a shared object", who));
   // dlopen searches the library path for a name without '/': make it a path
   const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;

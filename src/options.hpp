@@ -24,6 +24,7 @@ struct ChainOptions {
   bool fuse = true;
   bool json = false;
   std::vector<double> freqs;  // response points in Hz; empty: kDefaultResponseFreqs
+  int channels = 2;           // hosted stages are made for a chunk of this many channels
 };
 
 /// The response points of `chain` when --freqs is not given.

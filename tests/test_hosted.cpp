@@ -236,7 +236,7 @@ TEST_CASE("hosted: what cannot be hosted is one line naming the library, exit 2,
       {"so:" + kBad + ":bogus=1", "unknown parameter 'bogus' (known: alloc_every"},
       {"so:" + kBad + ":create_fail=1", "create failed: create_fail=1 was asked for"},
       {"so:" + kBad + ":nan_at=x", "nan_at=x: not an integer"},
-      {"so:" + td.file("missing.so"), "not found"},
+      {"so:" + td.file("missing.so"), "not found: no file " + td.file("missing.so")},
       {"so:" + td.file("folder"), "is a folder"},
       {"so:" + mix(), "not a loadable shared object"},
   };
@@ -257,6 +257,76 @@ TEST_CASE("hosted: what cannot be hosted is one line naming the library, exit 2,
   CHECK(r.rc == 2);
   CHECK(r.err.find("chain stage 2 'so:") != std::string::npos);
   CHECK(r.err.find("runs on the CPU only") != std::string::npos);
+}
+
+TEST_CASE("hosted: a bare library name that is not in the current folder is refused with the path looked at") {
+  testutil::TempDir td;
+  const auto r = testutil::run_cli_at(td.path().string(), {"chain", "so:libmissing_stage.so"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("not found: no file " + (fs::canonical(td.path()) / "libmissing_stage.so").string()) !=
+        std::string::npos);
+  CHECK(r.err.find("a bare file name is looked for in the current folder only") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  // a path with a '/' is a path: no word about the current folder
+  const auto p = testutil::run_cli({"chain", "so:" + td.file("libmissing_stage.so")});
+  CHECK(p.rc == 2);
+  CHECK(p.err.find("current folder") == std::string::npos);
+}
+
+TEST_CASE("hosted: a stage that takes one channel runs as one instance per channel, as two mono runs give") {
+  testutil::TempDir td;
+  // two different channels: the bundled mix's left, and its right scaled and reversed
+  int ch = 0, rate = 0;
+  const std::vector<double> d = testutil::read_all(mix(), &ch, &rate);
+  REQUIRE(ch == 2);
+  const std::size_t frames = d.size() / 2;
+  std::vector<float> left(frames), right(frames), both(2 * frames);
+  for (std::size_t i = 0; i < frames; ++i) {
+    left[i] = static_cast<float>(d[2 * i]);
+    right[i] = static_cast<float>(0.5 * d[2 * (frames - 1 - i) + 1]);
+    both[2 * i] = left[i], both[2 * i + 1] = right[i];
+  }
+  testutil::write_wav(td.file("l.wav"), left, 1, rate);
+  testutil::write_wav(td.file("r.wav"), right, 1, rate);
+  testutil::write_wav(td.file("lr.wav"), both, 2, rate);
+  const std::string stage = std::string("so:") + CHUNKSCOPE_MONO_STAGE + ":a=0.95";
+  for (const char* name : {"l", "r", "lr"}) {
+    const auto r = testutil::run_cli({"process", td.file(std::string(name) + ".wav"), td.file(std::string(name) + "_out.wav"),
+                                      "-c", stage});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+  }
+  const auto l = testutil::read_all(td.file("l_out.wav")), r = testutil::read_all(td.file("r_out.wav"));
+  const auto lr = testutil::read_all(td.file("lr_out.wav"));
+  REQUIRE(lr.size() == 2 * frames);
+  REQUIRE(l.size() == frames);
+  std::size_t differ = 0, changed = 0;
+  for (std::size_t i = 0; i < frames; ++i) {
+    differ += lr[2 * i] != l[i] || lr[2 * i + 1] != r[i];
+    changed += l[i] != static_cast<double>(left[i]);
+  }
+  CHECK(differ == 0);
+  CHECK(changed > frames / 2);  // the stage did filter
+  // `chain` makes the stage as a run does: fine on two channels, and the report names one step
+  const auto c = testutil::run_cli({"chain", "--channels", "2", stage});
+  CHECK_MESSAGE(c.rc == 0, c.err);
+}
+
+TEST_CASE("hosted: chain makes hosted stages for the chunk it is told of and refuses there what a run would refuse") {
+  // the bad stage takes 1 to 8 channels
+  const auto ok = testutil::run_cli({"chain", "--channels", "8", "so:" + kBad});
+  CHECK_MESSAGE(ok.rc == 0, ok.err);
+  const auto r = testutil::run_cli({"chain", "--channels", "16", "so:" + kBad, "--json"});
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("takes 1 to 8 channels; the chunk has 16") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  // its create() refusal, which only making the stage shows
+  const auto cf = testutil::run_cli({"chain", "so:" + kBad + ":create_fail=1"});
+  CHECK(cf.rc == 2);
+  CHECK(cf.err.find("create failed: create_fail=1 was asked for") != std::string::npos);
+  const auto bad = testutil::run_cli({"chain", "--channels", "0", "so:" + kBad});
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find("--channels: 0 is out of range 1..64") != std::string::npos);
 }
 
 TEST_CASE("hosted: a stage whose process() fails stops the run with its message and a partial report") {

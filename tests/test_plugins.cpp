@@ -19,6 +19,7 @@
 #include "src/hosted_ladspa.hpp"
 #include "src/hosted_lv2.hpp"
 #include "src/plugin_catalog.hpp"
+#include "src/suggest.hpp"
 #include "tests/test_util.hpp"
 
 using namespace chunkscope;
@@ -244,7 +245,7 @@ TEST_CASE("plugins: what cannot be hosted is one line naming the plugin and why,
   const std::vector<Case> cases = {
       {"lv2:nosuchplugin", "no installed LV2 plugin matches 'nosuchplugin'"},
       {"lv2:#mono", "'#mono' is ambiguous: it matches"},
-      {"lv2:fil4#stereo:gian=1", "unknown control 'gian' (controls: "},
+      {"lv2:fil4#stereo:gian=1", "unknown control 'gian'; did you mean one of 'gain', "},
       {"lv2:fil4#stereo:gain=99", "control 'gain': 99 is outside its range"},
       {"lv2:fil4#stereo:gain=1k", "is not a number"},
       {"ladspa:nosuchlabel", "no LADSPA plugin labelled 'nosuchlabel'"},
@@ -336,6 +337,43 @@ TEST_CASE("plugins: the label `plugins` shows names its plugin even where names 
   ::unsetenv("LV2_PATH");
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   CHECK(nlohmann::json::parse(r.out).at("plugin").at("id") == "http://drobilla.net/plugins/mda/Delay");
+}
+
+TEST_CASE("suggestions: the case-only match first, then the names that contain the text, then the nearest") {
+  const std::vector<std::string> names = {"gain", "HSgain", "LSgain", "LSfreq", "enable", "gain1"};
+  CHECK(suggestions("lsgain", names) == std::vector<std::string>{"LSgain", "HSgain", "gain"});
+  CHECK(suggestions("gain", names) == std::vector<std::string>{"HSgain", "LSgain", "gain1"});
+  CHECK(suggestions("gian", names) == std::vector<std::string>{"gain", "gain1"});
+  CHECK(suggestions("zzzzzz", names).empty());
+  CHECK(did_you_mean("enabel", names) == "; did you mean 'enable'?");
+  CHECK(did_you_mean("LSGAIN", names, 1) == "; did you mean 'LSgain'?");
+}
+
+TEST_CASE("plugins: a name that finds no plugin or control says which ones it most likely meant") {
+  NEED_PLUGIN("lv2:http://gareus.org/oss/lv2/fil4#stereo");
+  NEED_PLUGIN("ladspa:filter.so:lpf");
+  struct Case {
+    std::string stage, says;
+  };
+  const std::vector<Case> cases = {
+      // the candidates that contain the text
+      {"lv2:fil4", "no installed LV2 plugin matches 'fil4'; did you mean one of "},
+      {"lv2:fil4", "'lv2:fil4#mono', 'lv2:fil4#stereo'"},
+      // the nearest name first
+      {"lv2:fil4#stero", "'fil4#stero'; did you mean 'lv2:fil4#stereo'"},
+      // a control that differs only in case, named first
+      {"lv2:fil4#stereo:lsgain=1", "unknown control 'lsgain'; did you mean one of 'LSgain', "},
+      {"ladspa:filter.so:lpf:cutoff_frequency=100", "unknown control 'cutoff_frequency'; did you mean 'cutoff_frequency_hz'?"},
+      {"ladspa:Lpf", "no LADSPA plugin labelled 'Lpf' in the "},
+      {"ladspa:Lpf", "; did you mean one of 'lpf', "},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.stage);
+    const auto r = testutil::run_cli({"chain", c.stage});
+    CHECK(r.rc == 2);
+    CHECK(r.err.find(c.says) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
 }
 
 TEST_CASE("plugins: a LADSPA label that two libraries have is ambiguous, each named, and the listing names the library") {

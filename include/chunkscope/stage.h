@@ -72,7 +72,9 @@ typedef struct chunkscope_stage_descriptor {
   const char* name;     /* short name for reports, e.g. "compressor" */
   const char* description; /* one line; may be NULL */
   /* Channel counts the stage can take: 0 means any. A chunk outside [min, max] is refused
-   * at prepare, naming both. */
+   * at prepare, naming both, except that a stage with max_channels 1 (a mono stage) on a
+   * wider chunk runs as one instance per channel, each created with config.channels 1 and
+   * given its own channel, as mono LV2 and LADSPA plugins run. */
   int32_t min_channels, max_channels;
   const chunkscope_stage_param_info* params; /* may be NULL (any key goes to create) */
   uint32_t param_count;

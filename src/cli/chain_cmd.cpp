@@ -10,6 +10,8 @@
 #include "src/errors.hpp"
 #include "src/filter_design.hpp"
 #include "src/plan.hpp"
+#include "rt/backend.hpp"
+#include "rt/hosted.hpp"
 
 namespace chunkscope {
 
@@ -43,12 +45,30 @@ std::vector<Sos> all_sections(const Plan& p) {
   return v;
 }
 
+// Makes each hosted step's code for a chunk of `channels` at `rate`, as a run prepares it, so
+// that what a run would refuse there (a channel count the stage does not take, a control out
+// of its range at this rate) is refused here, in the run's words.
+void check_hosted(const Plan& plan, double rate, int channels) {
+  if (channels < 1 || channels > kMaxChannels)
+    throw InputError(fmt::format("--channels: {} is out of range 1..{}", channels, kMaxChannels));
+  HostedShape shape;  // the default chunk frames
+  shape.rate = rate, shape.channels = channels;
+  for (const auto& s : plan.steps) {
+    if (s.kind != PlanStep::Kind::hosted || !s.hosted) continue;
+    std::string why;
+    if (!s.hosted->create(shape, why))
+      throw InputError(fmt::format("chain '{}': {}: {}", one_line(plan.spec), s.hosted->label(),
+                                   why.empty() ? "could not be made" : why));
+  }
+}
+
 }  // namespace
 
 int run_chain(const ChainOptions& o) {
   const double rate = o.rate;
   if (!(rate > 0) || rate > 1e6) throw InputError(fmt::format("--rate: {} Hz is out of range", rate));
   const Plan plan = plan_chain(o.spec, rate, o.fuse);
+  check_hosted(plan, rate, o.channels);
   const auto cascade = all_sections(plan);
   const auto fr = response_freqs(rate, o.freqs);
   if (o.json) {
@@ -134,6 +154,7 @@ Command add_chain_command(CLI::App& app) {
   add_rate(c, "--rate,-r", o->rate, "Sample rate in Hz (48000, 44.1k, 48kHz)");
   add_flag(c, "--json", o->json, "Print JSON (schema chunkscope.chain/1)");
   add_flag(c, "--no-fuse", o->fuse, "One pass per filter instead of one fused cascade", false);
+  add_int(c, "--channels", o->channels, "Channels of the chunk the hosted stages are made for (as a run makes them)");
   std::string freqs;
   for (double f : kDefaultResponseFreqs) freqs += (freqs.empty() ? "" : ",") + fmt::format("{}", f);
   add_list<double>(c, "--freqs", o->freqs, "Frequencies (Hz) for the response table",

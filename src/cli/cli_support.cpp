@@ -18,6 +18,7 @@
 #include "src/io/output_file.hpp"
 #include "src/chain_spec.hpp"
 #include "src/errors.hpp"
+#include "src/suggest.hpp"
 
 namespace chunkscope::cli {
 
@@ -238,23 +239,6 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
 // ---------------------------------------------------------------- usage errors
 
 namespace {
-
-// The edit distance of a and b: insertions, deletions, substitutions and swaps of two
-// neighbours each count 1.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  // optimal string alignment: Levenshtein plus swaps of neighbours
-  const std::size_t n = a.size(), m = b.size();
-  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
-  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= n; ++i)
-    for (std::size_t j = 1; j <= m; ++j) {
-      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[n][m];
-}
 
 // The candidate closest to `word` within an edit distance of 2 ("" when none).
 std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
