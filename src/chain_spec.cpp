@@ -93,6 +93,13 @@ std::string known_names() {
 
 }  // namespace
 
+std::string stage_kind_names() { return known_names(); }
+
+std::string chain_spec_help() {
+  return "stages joined by '|', each KIND:ARGS[:key=value...], e.g. 'hp:80:4 | lp:12k:8'; kinds: " + known_names() +
+         " (so: your library, lv2: and ladspa: installed plugins; `chunkscope plugins` lists those)";
+}
+
 const char* stage_kind_label(StageKind k) {
   switch (k) {
     case StageKind::lowpass: return "Butterworth lowpass";

@@ -28,6 +28,10 @@ enum class StageKind {
 const char* stage_name(StageKind k);
 /// What a stage kind is, in words: "Butterworth lowpass", "LV2 plugin, hosted".
 const char* stage_kind_label(StageKind k);
+/// Every stage kind's spec name, in the order the docs list them: "lp, hp, ..., ladspa".
+std::string stage_kind_names();
+/// What the help of a --chain option says after its first words: the syntax and the kinds.
+std::string chain_spec_help();
 /// True for stages that are linear filters and can fuse into one SOS cascade.
 bool is_iir(StageKind k);
 /// True for stages whose code chunkscope hosts (so:, lv2:, ladspa:): run on planar floats between cascades.

@@ -19,6 +19,12 @@ for c in $commands; do
     grep -qF -- "$f" "$page" || bad "the man page lacks '$c $f'"
   done
 done
+# the chain's stage kinds, built-in and hosted, are in the help of every command that takes a chain
+for c in chain replay synth process sweep; do
+  grep -qF "$c" <<<"$commands" || continue
+  "$bin" "$c" --help | grep -q 'kinds: lp, hp, .*, so, lv2, ladspa' || bad "'chunkscope $c --help' does not list the stage kinds"
+done
+grep -q 'kinds: lp, hp, .*, so, lv2, ladspa' "$page" || bad "the man page does not list the stage kinds"
 grep -q '^.SH "EXIT STATUS"' "$page" && grep -qx '.B 4' "$page" || bad "the man page lists no exit codes 0 to 4"
 if command -v man >/dev/null; then
   warnings=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)

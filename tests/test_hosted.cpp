@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -329,6 +330,32 @@ TEST_CASE("hosted: chain makes hosted stages for the chunk it is told of and ref
   CHECK(bad.err.find("--channels: 0 is out of range 1..64") != std::string::npos);
 }
 
+TEST_CASE("hosted: the stage-bench hint of a run that wrote no JSON runs as printed: the rerun saves run.json, stage-bench reads it") {
+  testutil::TempDir td;
+  const std::string chain = "hp:80:4 | so:" + kBad + ":alloc_every=10 | lp:12k:8";
+  const auto r = testutil::run_cli_at(td.path().string(), {"replay", mix(), "--speed", "max", "-c", chain}, 60);
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  std::string next;
+  std::istringstream lines(r.out);
+  for (std::string l; std::getline(lines, l);)
+    if (l.find("next: allocate in create()") != std::string::npos) next = l;
+  REQUIRE_FALSE(next.empty());
+  CHECK(next.find("RUN.json") == std::string::npos);
+  // the two commands between backticks, in order: the rerun with --json, then stage-bench
+  std::vector<std::string> cmds;
+  for (std::size_t at = next.find('`'); at != std::string::npos; at = next.find('`', next.find('`', at + 1) + 1))
+    cmds.push_back(next.substr(at + 1, next.find('`', at + 1) - at - 1));
+  REQUIRE(cmds.size() == 2);
+  CHECK(cmds[0].find("--json run.json") != std::string::npos);
+  CHECK(cmds[1].find("stage-bench run.json") != std::string::npos);
+  for (const auto& cmd : cmds) {
+    CAPTURE(cmd);
+    const std::string line = fmt::format("cd '{}' && {} >/dev/null 2>&1", td.path().string(), cmd);
+    CHECK(std::system(line.c_str()) == 0);
+  }
+  CHECK(fs::exists(td.file("run.json")));
+}
+
 TEST_CASE("hosted: a stage whose process() fails stops the run with its message and a partial report") {
   testutil::TempDir td;
   const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "hp:80 | so:" + kBad + ":fail_at=50", "--json",
@@ -385,7 +412,7 @@ TEST_CASE("hosted: the allocation interposer counts only the armed thread's call
   CHECK(alloc_audit::disarm().allocations == 0);
 }
 
-TEST_CASE("hosted: the trace has one slice per step inside each process slice, the page has the steps section") {
+TEST_CASE("hosted: the trace has one slice per step inside each process slice, the page has the steps section and names each step") {
   testutil::TempDir td;
   const std::string chain = fmt::format("hp:80 | so:{}:gain=-3 | lp:12k", kClean);
   const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", chain, "--json", td.file("r.json"), "--trace",
@@ -406,6 +433,13 @@ TEST_CASE("hosted: the trace has one slice per step inside each process slice, t
   CHECK(page.find("Steps inside process") != std::string::npos);
   CHECK(page.find("so:libclean_stage.so") != std::string::npos);
   CHECK(page.find("clean: 0 heap call(s)") != std::string::npos);
+  // "Where the time goes" names each step's row with its label, not its number alone
+  const auto plot = page.find("plot-breakdown");
+  REQUIRE(plot != std::string::npos);
+  const std::string svg = page.substr(plot, page.find("</svg>", plot) - plot);
+  CHECK(svg.find("<title>step 2 so:libclean_stage.so p95 ") != std::string::npos);
+  CHECK(svg.find(">so:libclean_stage.so · p50 ") != std::string::npos);
+  CHECK(svg.find(">hp:80 · p50 ") != std::string::npos);
 }
 
 TEST_CASE("hosted: stage-bench replays a chain with a hosted step, proves its output and times each step alone") {

@@ -150,7 +150,7 @@ namespace cli {
 Command add_chain_command(CLI::App& app) {
   auto o = std::make_shared<ChainOptions>();
   auto* c = app.add_subcommand("chain", "Show the planned chain: stages, sections, dispatches and response");
-  add_text(c, "spec", o->spec, "Chain spec, e.g. 'hp:80:4 | lp:12000:8 | peak:1000:q=0.7:gain=6'")->required();
+  add_text(c, "spec", o->spec, "Chain spec: " + chain_spec_help())->required();
   add_rate(c, "--rate,-r", o->rate, "Sample rate in Hz (48000, 44.1k, 48kHz)");
   add_flag(c, "--json", o->json, "Print JSON (schema chunkscope.chain/1)");
   add_flag(c, "--no-fuse", o->fuse, "One pass per filter instead of one fused cascade", false);

@@ -122,7 +122,7 @@ void NotTaken::check(const CLI::App* c) const {
 }
 
 void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
-  add_text(c, "--chain,-c", o.chain, "Chain spec (empty: no processing, to measure the engine alone)");
+  add_text(c, "--chain,-c", o.chain, "Chain spec: " + chain_spec_help() + "; empty: no processing, to measure the engine alone");
   add_int(c, "--chunk,-n", o.chunk, "Frames per chunk (1..65536)");
   if (groups & kDtype)
     add_parsed<DType>(c, "--dtype", o.dtype, "Sample type: f32 or f64",

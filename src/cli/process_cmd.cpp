@@ -135,7 +135,7 @@ Command add_process_command(CLI::App& app) {
   auto* c = app.add_subcommand("process", "Run a file through the chain in chunks (single thread, no pacing)");
   add_text(c, "input", a->input, "Input audio file (anything libsndfile reads)")->required();
   add_text(c, "output", a->output, "Output file; format from its extension, else the input's")->required();
-  add_text(c, "--chain,-c", o.chain, "Chain spec")->required();
+  add_text(c, "--chain,-c", o.chain, "Chain spec: " + chain_spec_help())->required();
   add_int(c, "--chunk,-n", o.chunk, "Frames per chunk (1..65536)");
   add_parsed<DType>(c, "--dtype", o.dtype, "Sample type for processing: f32 or f64",
                     [](const std::string& s) { return parse_dtype(s); }, dtype_name(o.dtype));

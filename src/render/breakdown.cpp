@@ -92,18 +92,21 @@ double draw_stack(Plot& p, const std::vector<Comp>& comps, const RunReport& r) {
 
 // One row of two bars from 0, p50 above p95, with their values; a bar beyond the scale
 // ends at the edge with a mark.
-void pct_row(Plot& p, double y, const std::string& name, const char* color, const HistSummary& h, std::uint64_t counted) {
+// `what` (a step's label) names the row in full beside its values, where a long label has room.
+void pct_row(Plot& p, double y, const std::string& name, const char* color, const HistSummary& h, std::uint64_t counted,
+             const std::string& what = "") {
   const double v50 = static_cast<double>(h.p50), v95 = static_cast<double>(h.p95);
   std::string& s = p.body;
+  const std::string full = what.empty() ? name : name + " " + what;
   s += fmt::format(
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"9\" style=\"fill:{};fill-opacity:0.5\"><title>{} p50 {}</title></rect>",
-      f1(p.x.a), f1(y), f1(std::max(0.5, p.x(v50) - p.x.a)), color, esc(name), ft(v50));
+      f1(p.x.a), f1(y), f1(std::max(0.5, p.x(v50) - p.x.a)), color, esc(full), ft(v50));
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"9\" style=\"fill:{}\"><title>{} p95 {}</title></rect>",
-                   f1(p.x.a), f1(y + 10), f1(std::max(0.5, p.x(v95) - p.x.a)), color, esc(name), ft(v95));
+                   f1(p.x.a), f1(y + 10), f1(std::max(0.5, p.x(v95) - p.x.a)), color, esc(full), ft(v95));
   const bool beyond = v95 > p.x.hi;
   if (beyond) s += fmt::format("<path class=\"clip\" d=\"M{} {}l-7 -4v8z\"/>", f1(p.x.b), f1(y + 14.5));
   p.text(p.x.a - 6, y + 14, name, "end", "tick");
-  const std::string label = fmt::format("p50 {} · p95 {}{}{}", fmt_time(v50), fmt_time(v95),
+  const std::string label = fmt::format("{}p50 {} · p95 {}{}{}", what.empty() ? "" : what + " · ", fmt_time(v50), fmt_time(v95),
                                         h.count < counted ? fmt::format(" ({} of {} chunks)", h.count, counted) : "",
                                         beyond ? ", beyond the scale" : "");
   const double lx = std::max(p.x(v50), p.x(v95)) + 6;
@@ -117,6 +120,7 @@ struct Row {
   std::string name;
   const char* color;
   const HistSummary* h;
+  std::string what = "";  // a step's label
 };
 std::vector<Row> pct_rows(const RunReport& r) {
   std::vector<Row> rows;
@@ -129,7 +133,7 @@ std::vector<Row> pct_rows(const RunReport& r) {
           rows.push_back({part_key(static_cast<Part>(k)), kPartColors[k], &*h});
     if (st == Stage::process && r.has_step_rows())
       for (const auto& step : r.steps)
-        if (step.wall.has_data()) rows.push_back({fmt::format("step {}", step.index), "#7a7a9a", &step.wall});
+        if (step.wall.has_data()) rows.push_back({fmt::format("step {}", step.index), "#7a7a9a", &step.wall, step.label});
   }
   rows.push_back({"end-to-end", "#888888", &r.latency});
   return rows;
@@ -139,7 +143,7 @@ void draw_pct_rows(Plot& p, const std::vector<Row>& rows, const RunReport& r) {
   p.body += "<g class=\"pcts\">";
   double y = p.y.b + kRowsTop;
   for (const auto& row : rows) {
-    pct_row(p, y, row.name, row.color, *row.h, r.latency.count);
+    pct_row(p, y, row.name, row.color, *row.h, r.latency.count, row.what);
     y += kRowH;
   }
   p.body += "</g>";

@@ -228,8 +228,12 @@ struct Ctx {
   }
 };
 
-// stage-bench on the saved report: the process stage alone, with the run's I/O.
-std::string stage_bench_hint() { return program_name() + " stage-bench RUN.json --stage process"; }
+// stage-bench on the run's saved report: the rerun that saves it (the report does not record
+// whether this run wrote one), then stage-bench on it with `what` ("--stage process").
+std::string stage_bench_hint(const Ctx& c, const std::string& what = "--stage process") {
+  return fmt::format("`{}`, then `{} stage-bench run.json{}`", c.rerun([](Cmd& x) { x.set("--json", "run.json"); }),
+                     program_name(), what.empty() ? "" : " " + what);
+}
 
 // How many chunks of D a run needs to reach `chunks` counted ones, as seconds of media.
 double seconds_for(const Ctx& c, double chunks) {
@@ -338,7 +342,7 @@ void baseline_evidence(const Ctx& c, Evidence& ev) {
 
 std::string next_for_stage(const Ctx& c, Stage stage) {
   if (stage == Stage::process || stage == Stage::wait_in)
-    return fmt::format("time the process stage alone with the run's I/O: `{}`; then trace one run: `{}`", stage_bench_hint(),
+    return fmt::format("time the process stage alone with the run's I/O: {}; then trace one run: `{}`", stage_bench_hint(c),
                        c.rerun([](Cmd& x) { x.set("--report-dir", "out"); }));
   if (stage == Stage::source) {
     if (c.command == "replay")
@@ -538,9 +542,9 @@ void rule_drops(Ctx& c) {
   }
   c.add("drops", Sev::warning, Conf::high, text, ev,
         burst ? pin_threads(c)
-              : fmt::format("find the stall: `{}`; a deeper queue only hides stalls shorter than depth x D ({} now): "
+              : fmt::format("find the stall: {}; a deeper queue only hides stalls shorter than depth x D ({} now): "
                             "`--queue-depth {}`",
-                            stage_bench_hint(), ft(depth * c.D), fmt_num(depth * 4)));
+                            stage_bench_hint(c), ft(depth * c.D), fmt_num(depth * 4)));
 }
 
 void rule_too_slow(Ctx& c) {
@@ -556,7 +560,7 @@ void rule_too_slow(Ctx& c) {
          {"media_seconds", c.r.throughput.media_seconds},
          {"process_p50_ns", hv(c.stage(Stage::process), Pct::p50).value_or(0)},
          {"chunk_ns", c.D}},
-        fmt::format("time the process stage alone: `{}`", stage_bench_hint()));
+        fmt::format("time the process stage alone: {}", stage_bench_hint(c)));
 }
 
 void rule_xruns(Ctx& c) {
@@ -709,7 +713,7 @@ void rule_queue_wait(Ctx& c) {
   if (in && p95 > 0.5 * c.D) {
     text += fmt::format("chunks wait for a processor still busy with earlier chunks (process p95 {} = {} of D): backpressure",
                         ft(p95), pct(p95 / c.D));
-    next = fmt::format("time the process stage alone: `{}`", stage_bench_hint());
+    next = fmt::format("time the process stage alone: {}", stage_bench_hint(c));
   } else if (in) {
     text += fmt::format("the processor is mostly idle (process p95 {} = {} of D), so the wait is its wake-up: the stage "
                         "upstream hands over and the processor starts late",
@@ -985,8 +989,7 @@ void rule_hosted_audit(Ctx& c) {
     if (!st.audit) continue;
     const StepAudit& a = *st.audit;
     const std::string who = fmt::format("step {}, {}", st.index, st.label);
-    const std::string bench =
-        fmt::format("`{} stage-bench RUN.json` (each step's time alone, the output proven)", program_name());
+    const std::string bench = stage_bench_hint(c, "") + " (each step's time alone, the output proven)";
     if (a.allocations + a.frees > 0)
       c.add("hosted_allocates", Sev::warning, Conf::high,
             fmt::format("{} called the heap {} time(s) ({} allocation(s), {} free(s)) inside process(), first in chunk {}: "
