@@ -39,9 +39,9 @@ import sys
 import tempfile
 
 # Rows a run prints only when what they report happened (late chunks, stalls, a blamed
-# stream, hosted steps' audit findings): whether a run on a busy machine prints them is
-# not the document's shape.
-ROWS_ON_EVENT = {"stalls", "blame", "late", "platform", "slowest", "worst", "dropped"}
+# stream, hosted steps' audit findings, the exit note under a not-safe headline): whether a
+# run on a busy machine prints them is not the document's shape.
+ROWS_ON_EVENT = {"stalls", "blame", "late", "platform", "slowest", "worst", "dropped", "exit"}
 
 FENCE = re.compile(r"^```")
 MARKER = re.compile(r"^<!--\s*example:\s*(not run|file|continues)\s*:?\s*(.*?)\s*-->\s*$")

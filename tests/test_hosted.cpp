@@ -356,6 +356,42 @@ TEST_CASE("hosted: the stage-bench hint of a run that wrote no JSON runs as prin
   CHECK(fs::exists(td.file("run.json")));
 }
 
+TEST_CASE("hosted: the headline names an unsafe step in every mode, and says the exit status is 0 unless asked") {
+  testutil::TempDir td;
+  const std::string chain = "hp:80:4 | so:" + kBad + ":alloc_every=10 | lp:12k:8";
+  auto line_of = [](const std::string& out, const std::string& label) {
+    std::istringstream lines(out);
+    for (std::string l; std::getline(lines, l);)
+      if (l.rfind(label, 0) == 0) return l;
+    return std::string();
+  };
+  // as fast as possible: the headline is throughput, and still names the step
+  auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", chain, "--json", td.file("r.json")});
+  CHECK(r.rc == 0);
+  const std::string head = line_of(r.out, "headline ");
+  CHECK(head.find("throughput ") != std::string::npos);
+  CHECK(head.find("; but step 2, so:libbad_stage.so is NOT real-time safe (") != std::string::npos);
+  CHECK(testutil::load_json(td.file("r.json")).at("verdict").at("text").get<std::string>().find(
+            "step 2, so:libbad_stage.so is NOT real-time safe") != std::string::npos);
+  CHECK(line_of(r.out, "exit ").find("--fail-on-unsafe") != std::string::npos);
+  CHECK(line_of(r.out, "exit ").find("--fail-on-miss") == std::string::npos);
+  r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", chain, "--fail-on-unsafe"});
+  CHECK(r.rc == 1);
+  CHECK(line_of(r.out, "exit ").empty());
+  // a clean step: no word of it in the headline, no note
+  r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "so:" + kClean});
+  CHECK(r.rc == 0);
+  CHECK(line_of(r.out, "headline ").find("NOT real-time safe") == std::string::npos);
+  CHECK(line_of(r.out, "exit ").empty());
+  // paced: a step that always takes longer than the chunk lasts breaks the budget
+  r = testutil::run_cli({"synth", "--duration", "1s", "--chunk", "128", "-c", "spin:3ms"});
+  CHECK(r.rc == 0);
+  CHECK(line_of(r.out, "exit ").find("--fail-on-miss (a broken budget) makes it exit 1") != std::string::npos);
+  r = testutil::run_cli({"synth", "--duration", "1s", "--chunk", "128", "-c", "spin:3ms", "--fail-on-miss"});
+  CHECK(r.rc == 1);
+  CHECK(line_of(r.out, "exit ").empty());
+}
+
 TEST_CASE("hosted: a stage whose process() fails stops the run with its message and a partial report") {
   testutil::TempDir td;
   const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "hp:80 | so:" + kBad + ":fail_at=50", "--json",

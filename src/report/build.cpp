@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernels/gpu.hpp"
 #include "src/chain_spec.hpp"
@@ -227,7 +228,28 @@ std::string trouble_words(const RunReport& r, std::uint64_t xruns, std::uint64_t
 
 }  // namespace
 
-Verdict decide_verdict(const RunReport& r) {
+namespace {
+
+// "; but step 2, so:libx.so is NOT real-time safe (heap calls, blocking waits)" for each hosted
+// step whose audit found unsafe code or NaN/Inf output, "" when none: the headline says it in
+// every mode, a throughput run's included, whatever the latencies say.
+std::string unsafe_steps_words(const RunReport& r) {
+  std::vector<std::string> steps;
+  for (const auto& s : r.steps) {
+    if (!s.audit) continue;
+    const StepAudit& a = *s.audit;
+    std::vector<std::string> what;
+    if (a.allocations + a.frees > 0) what.push_back(fmt::format("{} heap call(s)", a.allocations + a.frees));
+    if (a.blocking_calls > 0) what.push_back(fmt::format("{} blocking call(s)", a.blocking_calls));
+    if (a.nonfinite > 0) what.push_back(fmt::format("{} NaN/Inf sample(s)", a.nonfinite));
+    if (!what.empty())
+      steps.push_back(fmt::format("step {}, {} is NOT real-time safe ({})", s.index, s.label, fmt::join(what, ", ")));
+  }
+  return steps.empty() ? "" : "; but " + fmt::format("{}", fmt::join(steps, "; "));
+}
+
+// The verdict on the run's timing alone.
+Verdict timing_verdict(const RunReport& r) {
   Verdict v;
   if (!r.timing.paced || !r.latency.has_data() || !r.headroom) {
     v.text = fmt::format("throughput {:.1f}x real time ({:.3f} s of media in {:.3f} s)", r.throughput.speed_factor,
@@ -288,6 +310,14 @@ Verdict decide_verdict(const RunReport& r) {
   else
     v.text = fmt::format("p95 latency {} exceeds the {} budget by {}: not real-time, {}", fmt_time(double(l95)),
                          fmt_time(double(B)), fmt_time(double(l95 - B)), who);
+  return v;
+}
+
+}  // namespace
+
+Verdict decide_verdict(const RunReport& r) {
+  Verdict v = timing_verdict(r);
+  v.text += unsafe_steps_words(r);
   return v;
 }
 

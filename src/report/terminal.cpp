@@ -338,12 +338,27 @@ void stage_table(std::vector<std::string>& out, const RunReport& r) {
   line("");
 }
 
+// Under a not-safe headline, how the command ends when no --fail-on-* flag makes it fail: a
+// first-time user reading "not real-time" in CI expects a failing status. "" when the report
+// does not know (a saved one) or nothing applies.
+std::string exit_note(const RunReport& r) {
+  if (!r.exit_policy) return "";
+  const bool miss = budget_broken(r) && !r.exit_policy->fail_on_miss;
+  const bool unsafe = r.unsafe_code() && !r.exit_policy->fail_on_unsafe;
+  if (!miss && !unsafe) return "";
+  std::vector<std::string> flags;
+  if (miss) flags.push_back("--fail-on-miss (a broken budget)");
+  if (unsafe) flags.push_back("--fail-on-unsafe (unsafe hosted code)");
+  return fmt::format("exit       0: this command fails only when asked; {} makes it exit 1", fmt::join(flags, " or "));
+}
+
 // The steps, the headline, headroom and cadence, and the streams table.
 void verdict_lines(std::vector<std::string>& out, const RunReport& r) {
   auto line = liner(out);
   step_lines(out, r);
   if (r.has_step_rows()) line("");
   line(fmt::format("headline   {}", r.verdict.text));
+  if (const std::string note = exit_note(r); !note.empty()) line(note);
   if (r.headroom)
     line(fmt::format("headroom   p95 {}, p99 {}, max {}", fmt_time(double(r.headroom->p95)), fmt_time(double(r.headroom->p99)),
                      fmt_time(double(r.headroom->max))));
