@@ -214,6 +214,7 @@ struct PortModel {
   bool sample_rate = false;               // bounds are fractions of the rate
   bool def_absolute = false;              // def is absolute even on a sample-rate port
   bool latency = false;
+  bool integer = false, toggled = false;  // LADSPA_HINT_INTEGER, LADSPA_HINT_TOGGLED
 };
 
 struct PluginModel {
@@ -266,6 +267,8 @@ PortModel port_model(const LADSPA_Descriptor* d, unsigned long i) {
   if (LADSPA_IS_HINT_BOUNDED_BELOW(h.HintDescriptor)) p.min = h.LowerBound;
   if (LADSPA_IS_HINT_BOUNDED_ABOVE(h.HintDescriptor)) p.max = h.UpperBound;
   if (LADSPA_IS_HINT_TOGGLED(h.HintDescriptor)) p.min = 0, p.max = 1;
+  p.toggled = LADSPA_IS_HINT_TOGGLED(h.HintDescriptor);
+  p.integer = LADSPA_IS_HINT_INTEGER(h.HintDescriptor);
   p.sample_rate = LADSPA_IS_HINT_SAMPLE_RATE(h.HintDescriptor);
   p.def = hint_default(h, p.def_absolute);
   return p;
@@ -390,6 +393,13 @@ void apply_control(LadspaStage& st, const std::string& key, const std::string& t
   if (!p.sample_rate && !in_range(p, v))
     throw InputError(
         fmt::format("{}: control '{}': {} is outside its range {}", where, p.symbol, one_line(text), range_text(p)));
+  // a toggle takes 0 or 1 (LADSPA: off at 0 or below, on above), an integer control whole numbers
+  if (p.toggled && v != 0 && v != 1)
+    throw InputError(fmt::format("{}: control '{}': {} is not one of its values: 0 (off), 1 (on)", where, p.symbol,
+                                 one_line(text)));
+  if (p.integer && !p.sample_rate && v != std::floor(v))
+    throw InputError(fmt::format("{}: control '{}': {} is not a whole number (an integer control)", where, p.symbol,
+                                 one_line(text)));
   st.values[i] = v;
   st.origin[i] = Origin::user;
 }

@@ -185,6 +185,7 @@ struct Lv2World {
   LilvNode *min_size = uri(LV2_RESIZE_PORT__minimumSize), *preset = uri(LV2_PRESETS__Preset);
   LilvNode *label = uri(LILV_NS_RDFS "label"), *required_option = uri(LV2_OPTIONS__requiredOption);
   LilvNode* default_state = uri(LV2_STATE__loadDefaultState);
+  LilvNode *integer = uri(LV2_CORE__integer), *toggled = uri(LV2_CORE__toggled), *enumeration = uri(LV2_CORE__enumeration);
   Lv2World() {
     absolute_lv2_path();
     lilv_world_load_all(world);
@@ -264,6 +265,10 @@ struct PortModel {
   bool sample_rate = false, optional = false, latency = false;
   bool def_absolute = false;  // a sample-rate port's default outside [min, max]: in Hz, not a fraction
   std::uint32_t atom_size = 0;  // rsz:minimumSize
+  // the values a control takes: lv2:integer, lv2:toggled (0 or 1), lv2:enumeration (one of
+  // its scale points, value and label)
+  bool integer = false, toggled = false, enumeration = false;
+  std::vector<std::pair<double, std::string>> points;
 };
 
 // What chunkscope knows of a plugin, read once from lilv (world lock held).
@@ -307,6 +312,23 @@ Kind port_kind(Lv2World& w, const LilvPlugin* p, const LilvPort* port, std::stri
   return Kind::other;
 }
 
+// Which values a control input takes: its integer, toggled and enumeration properties and
+// its scale points (sorted by value).
+void read_values(Lv2World& w, const LilvPlugin* p, const LilvPort* port, PortModel& m) {
+  m.integer = lilv_port_has_property(p, port, w.integer);
+  m.toggled = lilv_port_has_property(p, port, w.toggled);
+  m.enumeration = lilv_port_has_property(p, port, w.enumeration);
+  if (LilvScalePoints* sp = lilv_port_get_scale_points(p, port)) {
+    LILV_FOREACH (scale_points, i, sp) {
+      const LilvScalePoint* pt = lilv_scale_points_get(sp, i);
+      const double v = number_of(lilv_scale_point_get_value(pt));
+      if (!std::isnan(v)) m.points.emplace_back(v, text_of(lilv_scale_point_get_label(pt)));
+    }
+    lilv_scale_points_free(sp);
+  }
+  std::sort(m.points.begin(), m.points.end());
+}
+
 PortModel port_model(Lv2World& w, const LilvPlugin* p, const LilvPort* port) {
   PortModel m;
   m.symbol = text_of(lilv_port_get_symbol(p, port));
@@ -326,6 +348,7 @@ PortModel port_model(Lv2World& w, const LilvPlugin* p, const LilvPort* port) {
   // in Hz (440 on a 0..0.4 port): a default that cannot be a fraction within them is taken as one
   m.def_absolute = m.sample_rate && !std::isnan(m.def) && (m.def < m.min || m.def > m.max);
   m.optional = lilv_port_has_property(p, port, w.optional);
+  if (m.kind == Kind::control_in) read_values(w, p, port, m);
   if (m.kind == Kind::atom_in || m.kind == Kind::atom_out) {
     const Node size(lilv_port_get(p, port, w.min_size));
     if (size && lilv_node_is_int(size.get()))
@@ -588,6 +611,22 @@ bool in_range(const PortModel& p, double v, double rate = 1) {
   return !((!std::isnan(p.min) && v < p.min * rate) || (!std::isnan(p.max) && v > p.max * rate));
 }
 
+// Why `v` is not a value the control takes ("is not one of its values: 0 (Off), 1 (On)"),
+// or "" when it is: an enumeration takes its scale points, a toggle 0 or 1, an integer
+// control whole numbers.
+std::string not_a_value(const PortModel& p, double v) {
+  if (p.enumeration && !p.points.empty()) {
+    for (const auto& pt : p.points)
+      if (pt.first == v) return "";
+    std::vector<std::string> values;
+    for (const auto& [x, label] : p.points) values.push_back(label.empty() ? fmt::format("{}", x) : fmt::format("{} ({})", x, label));
+    return "is not one of its values: " + some_of(values, 32);
+  }
+  if (p.toggled) return v == 0 || v == 1 ? "" : "is not one of its values: 0 (off), 1 (on)";
+  if (p.integer) return v == std::floor(v) ? "" : "is not a whole number (an integer control)";
+  return "";
+}
+
 void apply_control(Lv2Stage& st, const std::string& key, const std::string& text, const std::string& where) {
   const auto& ports = st.model.ports;
   const auto it = std::find_if(ports.begin(), ports.end(), [&](const PortModel& p) { return p.symbol == key; });
@@ -603,6 +642,8 @@ void apply_control(Lv2Stage& st, const std::string& key, const std::string& text
   if (!it->sample_rate && !in_range(*it, v))
     throw InputError(
         fmt::format("{}: control '{}': {} is outside its range {}", where, key, one_line(text), range_text(*it)));
+  if (const std::string no = not_a_value(*it, v); !no.empty())
+    throw InputError(fmt::format("{}: control '{}': {} {}", where, key, one_line(text), no));
   st.values[i] = v;
   st.origin[i] = Origin::user;
 }

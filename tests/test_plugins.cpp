@@ -376,6 +376,41 @@ TEST_CASE("plugins: a name that finds no plugin or control says which ones it mo
   }
 }
 
+TEST_CASE("plugins: a control that takes only some values refuses the others, naming them") {
+  NEED_PLUGIN("lv2:http://gareus.org/oss/lv2/balance");
+  NEED_PLUGIN("lv2:http://gareus.org/oss/lv2/fil4#stereo");
+  NEED_PLUGIN("ladspa:caps.so:Compress");
+  const std::string balance = "lv2:http://gareus.org/oss/lv2/balance";
+  struct Case {
+    std::string stage, says;
+  };
+  const std::vector<Case> refused = {
+      // lv2:enumeration: its scale points, with their labels
+      {balance + ":unitygain=1.5",
+       "control 'unitygain': 1.5 is not one of its values: 0 (Balance), 1 (Unity Gain - Equal Amplitude), 2 (Seesaw - "
+       "Equal Power)"},
+      // lv2:integer
+      {balance + ":delayLeft=2.5", "control 'delayLeft': 2.5 is not a whole number (an integer control)"},
+      // lv2:toggled
+      {"lv2:fil4#stereo:enable=0.5", "control 'enable': 0.5 is not one of its values: 0 (off), 1 (on)"},
+      // LADSPA_HINT_INTEGER
+      {"ladspa:caps.so:Compress:mode=1.5", "control 'mode': 1.5 is not a whole number (an integer control)"},
+  };
+  for (const auto& c : refused) {
+    CAPTURE(c.stage);
+    const auto r = testutil::run_cli({"chain", c.stage});
+    CHECK(r.rc == 2);
+    CHECK(r.err.find(c.says) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  for (const std::string ok : {balance + ":unitygain=2", balance + ":delayLeft=12", std::string("lv2:fil4#stereo:enable=0"),
+                               std::string("ladspa:caps.so:Compress:mode=2")}) {
+    CAPTURE(ok);
+    const auto r = testutil::run_cli({"chain", ok});
+    CHECK_MESSAGE(r.rc == 0, r.err);
+  }
+}
+
 TEST_CASE("plugins: a LADSPA label that two libraries have is ambiguous, each named, and the listing names the library") {
   NEED_PLUGIN("ladspa:filter.so:lpf");
   // two libraries with the label 'lpf' first on the search path (copies of ladspa-sdk's)
