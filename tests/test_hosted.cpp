@@ -101,6 +101,17 @@ TEST_CASE("hosted: so: takes the trailing identifier=value fields as parameters,
   CHECK(one("so:./dir:x=1/libx.so").path == "./dir:x=1/libx.so");  // a value with '/' is path
   CHECK(one("so:libx.so").params.empty());
   CHECK(one("so:./libx.so:9x=1").path == "./libx.so:9x=1");  // not an identifier
+  // spaces around '=' and ':' are trimmed, as the docs say: `gain = -6` is `gain=-6`
+  const StageSpec spaced = one("so: out/libgain.so : gain = -6 ");
+  CHECK(spaced.path == "out/libgain.so");
+  REQUIRE(spaced.params.size() == 1);
+  CHECK(spaced.params[0] == std::pair<std::string, std::string>{"gain", "-6"});
+  const StageSpec lv2 = one("lv2:fil4#stereo : gain = -6");
+  CHECK(lv2.path == "fil4#stereo");
+  CHECK(lv2.params == std::vector<std::pair<std::string, std::string>>{{"gain", "-6"}});
+  const StageSpec ladspa = one("ladspa:filter.so:lpf: 0 = 1000");
+  CHECK(ladspa.label == "lpf");
+  CHECK(ladspa.params == std::vector<std::pair<std::string, std::string>>{{"0", "1000"}});
   CHECK_THROWS_AS(parse_chain("so:"), InputError);
   CHECK_THROWS_WITH_AS(parse_chain("so:./libx.so:a=1:a=2"), doctest::Contains("given twice"), InputError);
   // built-in filters fuse around a hosted step, which is a step of its own
