@@ -52,3 +52,26 @@ if(NOT rc EQUAL 0 OR NOT EXISTS "${incdir}/chunkscope/probe.h" OR NOT EXISTS "${
    OR NOT flags MATCHES "-lchunkscope_probe")
   message(FATAL_ERROR "pkg-config chunkscope-probe does not name the installed header and library: '${flags}' ${err}")
 endif()
+# ... and a program built with those flags starts from a prefix outside the library path when
+# it carries the library folder as its rpath, as the docs show (without it, the loader does
+# not find the library: the docs say so too, with LD_LIBRARY_PATH as the other way)
+set(prog ${CLIENT_BUILD}/probe_pkgconfig)
+execute_process(COMMAND sh -c "${CC} ${CLIENT_FLAGS} $(pkg-config --cflags chunkscope-probe) '${SOURCE}/tests/data/probe_pkgconfig.c' -o '${prog}' $(pkg-config --libs chunkscope-probe) -Wl,-rpath,$(pkg-config --variable=libdir chunkscope-probe)"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the docs' pkg-config build line fails:\n${out}\n${err}")
+endif()
+execute_process(COMMAND env -u LD_LIBRARY_PATH ${prog} ${CLIENT_BUILD}/probe_pkgconfig.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT EXISTS ${CLIENT_BUILD}/probe_pkgconfig.json)
+  message(FATAL_ERROR "a program built with the docs' pkg-config line does not run (${rc}):\n${out}\n${err}")
+endif()
+execute_process(COMMAND sh -c "${CC} ${CLIENT_FLAGS} $(pkg-config --cflags chunkscope-probe) '${SOURCE}/tests/data/probe_pkgconfig.c' -o '${prog}_norpath' $(pkg-config --libs chunkscope-probe)"
+                RESULT_VARIABLE rc)
+execute_process(COMMAND env -u LD_LIBRARY_PATH ${prog}_norpath RESULT_VARIABLE bare ERROR_VARIABLE bare_err)
+execute_process(COMMAND env LD_LIBRARY_PATH=${libdir} ${prog}_norpath RESULT_VARIABLE with_path)
+if(NOT rc EQUAL 0 OR bare EQUAL 0 OR NOT bare_err MATCHES "libchunkscope_probe.so" OR NOT with_path EQUAL 0)
+  message(FATAL_ERROR "without the rpath the program should not start (${bare}: ${bare_err}) and should with "
+                      "LD_LIBRARY_PATH (${with_path})")
+endif()
+message("probe client: the pkg-config build line gives a program that starts (rpath), and with LD_LIBRARY_PATH")
