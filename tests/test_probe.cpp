@@ -154,6 +154,34 @@ TEST_CASE("probe: blocks become a run report the CLI reads, the slow section is 
   CHECK(sb.err.find("a probe's report") != std::string::npos);
 }
 
+TEST_CASE("probe: the report shows what a probe measured: its sections, no chain, queue, pool, drops or flags it never saw") {
+  testutil::TempDir tmp;
+  auto write = [&](const std::string& name, bool latency) {
+    const std::string path = tmp.file(name);
+    auto c = base_config();
+    c.json_path = path.c_str();
+    chunkscope_probe* p = nullptr;
+    REQUIRE(chunkscope_probe_open(&c, &p) == CHUNKSCOPE_PROBE_OK);
+    if (latency) chunkscope_probe_device_latency(p, 64, 192);
+    for (int i = 0; i < 40; ++i) block(p, 0);
+    REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+    const auto rep = testutil::run_cli({"report", path});
+    REQUIRE_MESSAGE(rep.rc == 0, rep.err);
+    return rep.out;
+  };
+  const std::string out = write("plain.json", false);
+  CHECK(out.find("           2 probe section(s): work, slow\n") != std::string::npos);
+  for (const char* absent : {"sections, on", "dispatch", "--ftz", "queue depth", "pool ", "\ndrops ", "queue high water",
+                             "host API reports", "threads not pinned"}) {
+    CAPTURE(absent);
+    CHECK(out.find(absent) == std::string::npos);
+  }
+  CHECK(out.find("mode       inside the application's callback") != std::string::npos);
+  CHECK(out.find("paced by the application's callbacks, warm-up 10 chunks") != std::string::npos);
+  // a latency the application reported is shown
+  CHECK(write("latency.json", true).find("host API reports input 1.333 ms / output 4.000 ms") != std::string::npos);
+}
+
 TEST_CASE("probe: calls out of order are counted, ignored, and mark the report incomplete") {
   testutil::TempDir tmp;
   const std::string path = tmp.path().string() + "/r.json";

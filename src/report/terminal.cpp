@@ -51,6 +51,11 @@ void header_timing(std::vector<std::string>& out, const RunReport& r) {
     out.push_back(fmt::format("           {} Hz, {} ch, chunk {} frames = D {}, margin {} = {}, {}", w.rate, w.channels,
                               w.chunk_frames, fmt_time(D), w.margin_text, fmt_time(double(w.margin_ns)), budget));
   }
+  if (w.command == "probe") {  // no queue, no pool: the application's callback is the whole path
+    out.push_back(fmt::format("           paced by the application's callbacks, warm-up {} chunks (reported apart)",
+                              w.warmup_chunks));
+    return;
+  }
   std::string pacing;
   if (device)
     pacing = "paced by the device's callbacks";
@@ -74,6 +79,11 @@ std::string share_of(std::int64_t v, std::int64_t of) {
 
 void mode_line(std::vector<std::string>& out, const RunReport& r) {
   if (!r.workload.run_mode) return;
+  if (r.workload.command == "probe") {  // the probe sets none of the flags the line names
+    out.push_back("mode       inside the application's callback: its threads, scheduling and floating-point mode are "
+                  "the application's");
+    return;
+  }
   const RunMode& m = *r.workload.run_mode;
   out.push_back(fmt::format("mode       wait {}, {}, {}, {}", m.wait,
                             m.rt ? fmt::format("SCHED_FIFO priority {} (memory locked)", m.rt_priority) : "default scheduling",
@@ -274,6 +284,14 @@ auto liner(std::vector<std::string>& out) {
   return [&out](const std::string& s) { out.push_back(s); };
 }
 
+// "2 probe sections: dsp, mix" or "no probe sections (each block timed whole)".
+std::string probe_sections_text(const RunReport& r) {
+  std::vector<std::string> names;
+  for (const auto& st : r.steps) names.push_back(st.label);
+  if (names.empty()) return "no probe sections (each block timed whole)";
+  return fmt::format("{} probe section(s): {}", names.size(), fmt::join(names, ", "));
+}
+
 // What ran where: version, workload, timing, mode, machine, method, platform, streams, state.
 void head_lines(std::vector<std::string>& out, const RunReport& r) {
   const ReportWorkload& w = r.workload;
@@ -281,9 +299,12 @@ void head_lines(std::vector<std::string>& out, const RunReport& r) {
   auto line = liner(out);
   line(fmt::format("chunkscope {} ({}) {}", e.version, e.commit, w.command));
   line(fmt::format("workload   {} -> sink {}", w.source, w.sink));
-  line(fmt::format("           chain '{}': {} dispatch(es) per chunk, {} sections, on {} ({}{}), {}", w.chain,
-                   w.dispatches_per_chunk_planned, w.sections_per_sample, w.backend, w.mode, cpu_kernels_text(w),
-                   dtype_name(w.dtype)));
+  if (w.command == "probe")  // its sections are the application's, timed as steps; there is no chain
+    line(fmt::format("           {}", probe_sections_text(r)));
+  else
+    line(fmt::format("           chain '{}': {} dispatch(es) per chunk, {} sections, on {} ({}{}), {}", w.chain,
+                     w.dispatches_per_chunk_planned, w.sections_per_sample, w.backend, w.mode, cpu_kernels_text(w),
+                     dtype_name(w.dtype)));
   header_timing(out, r);
   mode_line(out, r);
   line(fmt::format("environment {}, {} logical CPUs, {}, {} {}", e.cpu, e.logical_cpus, e.os, e.compiler, e.build));
@@ -401,18 +422,22 @@ void count_lines(std::vector<std::string>& out, const RunReport& r) {
   stall_lines(out, r);
   std::string seqs;
   for (std::size_t i = 0; i < k.drop_seqs.size() && i < 10; ++i) seqs += fmt::format(" {}", k.drop_seqs[i]);
-  line(fmt::format("drops      {} (pool empty {}, queue full {}){}", k.drops, k.drops_pool_empty, k.drops_queue_full,
-                   seqs.empty() ? "" : ", chunks" + seqs + (k.drop_seqs.size() > 10 ? " ..." : "")));
+  const bool probe = w.command == "probe";  // no pool, no queues, no chain: nothing to drop or dispatch
+  if (!probe)
+    line(fmt::format("drops      {} (pool empty {}, queue full {}){}", k.drops, k.drops_pool_empty, k.drops_queue_full,
+                     seqs.empty() ? "" : ", chunks" + seqs + (k.drop_seqs.size() > 10 ? " ..." : "")));
   if (r.output && r.output->over_full_scale > 0)
     line(fmt::format("output     {} of {} samples beyond full scale (peak {:+.1f} dBFS), {} '{}'", r.output->over_full_scale,
                      r.output->samples, r.output->peak_dbfs(),
                      r.output->integer ? "CLIPPED in the integer samples of" : "kept in the float samples of",
                      r.output->path));
-  line(fmt::format("chunks     {} produced, {} emitted, {} warm-up, {} short (passed through); queue high water in {} / out {}",
-                   k.produced, k.emitted, k.warmup, k.short_chunks, r.queues.in_high_water, r.queues.out_high_water));
+  line(fmt::format("chunks     {} produced, {} emitted, {} warm-up, {} short (passed through){}", k.produced, k.emitted,
+                   k.warmup, k.short_chunks,
+                   probe ? "" : fmt::format("; queue high water in {} / out {}", r.queues.in_high_water, r.queues.out_high_water)));
   const Throughput& tp = r.throughput;
-  line(fmt::format("throughput {:.3f} s of media in {:.3f} s wall (real-time factor {:.2f}), {:.0f} chunks/s, {:.2f} dispatches per chunk",
-                   tp.media_seconds, tp.wall_seconds, tp.speed_factor, tp.chunks_per_second, r.dispatches_per_chunk));
+  line(fmt::format("throughput {:.3f} s of media in {:.3f} s wall (real-time factor {:.2f}), {:.0f} chunks/s{}", tp.media_seconds,
+                   tp.wall_seconds, tp.speed_factor, tp.chunks_per_second,
+                   probe ? "" : fmt::format(", {:.2f} dispatches per chunk", r.dispatches_per_chunk)));
   if (w.backend == "cuda") {
     const BackendCounters& bc = r.backend_counters;
     line(fmt::format("gpu work   {:.2f} launches per chunk ({} kernel launches, {} graph launches); graph captures {}, "
@@ -422,10 +447,16 @@ void count_lines(std::vector<std::string>& out, const RunReport& r) {
   }
   if (r.device) {
     const DeviceSection& d = *r.device;
-    line(fmt::format("device     {} -> {}: host API reports input {} / output {}; measured end-to-end p95 {}; callback "
-                     "period p50 {}; xruns {}, underruns {}, late {}",
-                     d.input, d.output, fmt_time(d.reported_input_latency_s * 1e9),
-                     d.duplex || d.reported_output_latency_s > 0 ? fmt_time(d.reported_output_latency_s * 1e9) : std::string("-"),
+    // a probe whose application never reported a latency has none to show
+    const bool reported = !probe || d.reported_input_latency_s > 0 || d.reported_output_latency_s > 0;
+    line(fmt::format("device     {} -> {}: {}measured end-to-end p95 {}; callback period p50 {}; xruns {}, underruns {}, "
+                     "late {}",
+                     d.input, d.output,
+                     reported ? fmt::format("host API reports input {} / output {}; ", fmt_time(d.reported_input_latency_s * 1e9),
+                                            d.duplex || d.reported_output_latency_s > 0
+                                                ? fmt_time(d.reported_output_latency_s * 1e9)
+                                                : std::string("-"))
+                              : std::string(),
                      r.latency.has_data() ? fmt_time(double(r.latency.p95)) : std::string("-"),
                      d.callback_period.has_data() ? fmt_time(double(d.callback_period.p50)) : std::string("-"), d.xruns,
                      d.underruns, d.late_chunks));
