@@ -215,6 +215,7 @@ RunReport full_run_report() {
   RunReport r;
   Filler::fill(r);
   make_valid(r);
+  r.exit_policy.reset();  // how the command ended is never written: a saved report does not know it
   return r;
 }
 
@@ -223,6 +224,7 @@ CompareReport full_compare_report() {
   Filler::fill(c);
   for (auto& v : c.variants) {
     make_valid(*v.report);
+    v.report->exit_policy.reset();  // never written
     v.reason.clear();  // a variant that ran has no reason for not running
   }
   // a comparison's workload holds what its variants share: not the run's own settings

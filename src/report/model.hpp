@@ -460,6 +460,12 @@ struct StreamsSection {
   }
 };
 
+/// Whether the command that made a report was given --fail-on-miss and --fail-on-unsafe.
+struct ExitPolicy {
+  bool operator==(const ExitPolicy&) const = default;
+  bool fail_on_miss = false, fail_on_unsafe = false;
+};
+
 struct RunReport {
   bool operator==(const RunReport&) const = default;
   RunState state = RunState::complete;
@@ -496,12 +502,8 @@ struct RunReport {
   std::int64_t steps_outside_mean_ns = 0;
   std::uint32_t declared_latency_frames = 0;
   std::vector<Finding> diagnosis;
-  // How the command that made this report ends, for the note under a not-safe headline: whether
-  // --fail-on-miss and --fail-on-unsafe were given. Not saved: unknown (nullopt) in a saved report.
-  struct ExitPolicy {
-    bool operator==(const ExitPolicy&) const = default;
-    bool fail_on_miss = false, fail_on_unsafe = false;
-  };
+  // How the command that made this report ends, for the note under a not-safe headline. Not
+  // written to the JSON: unknown (nullopt) in a saved report.
   std::optional<ExitPolicy> exit_policy;
 
   bool complete() const noexcept { return state == RunState::complete; }

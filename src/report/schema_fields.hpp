@@ -665,6 +665,16 @@ struct Fields<Finding> {
 
 // ================================================================ the run report
 
+// How the command ended: read by the terminal report of the run itself, never written.
+template <>
+struct Fields<ExitPolicy> {
+  template <typename IO, typename S>
+  static void each(IO& io, S& e) {
+    io("fail_on_miss", e.fail_on_miss, kRequired);
+    io("fail_on_unsafe", e.fail_on_unsafe, kRequired);
+  }
+};
+
 template <>
 struct Fields<RunReport> {
   template <typename IO, typename S>
@@ -708,6 +718,7 @@ struct Fields<RunReport> {
       o("declared_latency_frames", r.declared_latency_frames);
     }, {.write = !r.steps.empty()});
     io("diagnosis", r.diagnosis);
+    io("exit_policy", r.exit_policy, {.write = false});
   }
   static void after_read(const Node& n, RunReport& r);
 };

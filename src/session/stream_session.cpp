@@ -615,7 +615,7 @@ Workload StreamSession::workload() const {
 
 RunReport StreamSession::report(const Workload& w, const RunOutcome& outcome, std::optional<DeviceSection> device) {
   RunReport r = build_run_report(w, su_.plan, probe_environment(), stats_, result_, outcome, std::move(device));
-  r.exit_policy = RunReport::ExitPolicy{opt_.fail_on_miss, opt_.fail_on_unsafe};
+  r.exit_policy = ExitPolicy{opt_.fail_on_miss, opt_.fail_on_unsafe};
   stats_.release_series();  // the report holds the series now; its files are written without both copies
   return r;
 }
