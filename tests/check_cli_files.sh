@@ -22,7 +22,8 @@ done
 # the chain's stage kinds, built-in and hosted, are in the help of every command that takes a chain
 for c in chain replay synth process sweep; do
   grep -qF "$c" <<<"$commands" || continue
-  "$bin" "$c" --help | grep -q 'kinds: lp, hp, .*, so, lv2, ladspa' || bad "'chunkscope $c --help' does not list the stage kinds"
+  help=$("$bin" "$c" --help)  # whole first: grep -q would end the pipe early (pipefail)
+  grep -q 'kinds: lp, hp, .*, so, lv2, ladspa' <<<"$help" || bad "'chunkscope $c --help' does not list the stage kinds"
 done
 grep -q 'kinds: lp, hp, .*, so, lv2, ladspa' "$page" || bad "the man page does not list the stage kinds"
 grep -q '^.SH "EXIT STATUS"' "$page" && grep -qx '.B 4' "$page" || bad "the man page lists no exit codes 0 to 4"
