@@ -63,6 +63,10 @@ struct ProcessStats {
   std::int64_t hosted_blocked_ns = 0;  // hosted calls that waited voluntarily: their wall - CPU time
   std::uint32_t step_ns[kMaxTimedSteps] = {};
   std::uint32_t step_cpu_ns[kMaxTimedSteps] = {};
+  // With the processing thread's context-switch record (rt/sched_record.hpp): every step's
+  // CPU time is its wall time less its time off the CPU, and this is the part of that time
+  // the thread was preempted (the platform's); the rest off the CPU it was blocked.
+  std::uint32_t step_preempt_ns[kMaxTimedSteps] = {};
 };
 
 /// One planned step as a backend runs it: a cascade's place in the flat coefficient and

@@ -15,6 +15,7 @@ enum ChunkFlags : std::uint32_t {
   kChunkShort = 1u << 0,   // fewer frames than the chunk size (the last chunk of a file)
   kChunkWarmup = 1u << 1,  // among the first --warmup chunks: reported apart
   kChunkMiss = 1u << 2,    // latency above the budget
+  kChunkSwitchRecord = 1u << 3,  // the processing thread's context-switch record timed it (proc_preempted_ns, ...)
 };
 
 /// Stamps in ns on the monotonic clock; durations in ns.
@@ -39,10 +40,15 @@ struct ChunkRecord {
   std::uint32_t steps;        // planned steps timed in step_ns (0: the backend does not time steps)
   std::uint32_t hosted_blocked_ns;  // hosted steps' time off the CPU in calls that waited (a lock, a sleep, I/O)
   std::uint32_t step_ns[kMaxTimedSteps];      // from ProcessStats: each step's wall time
-  std::uint32_t step_cpu_ns[kMaxTimedSteps];  // hosted steps' CPU time in their call (0 for others)
+  std::uint32_t step_cpu_ns[kMaxTimedSteps];  // CPU time in each step (without the record: hosted steps only)
+  // With the processing thread's context-switch record (kChunkSwitchRecord): its time off
+  // the CPU inside [proc_start, proc_end], preempted and blocked, and the time it was
+  // preempted while this chunk waited for it to finish earlier chunks
+  std::uint32_t proc_preempted_ns, proc_blocked_ns, busy_off_ns;
+  std::uint32_t step_preempt_ns[kMaxTimedSteps];  // each step's time preempted
 };
 static_assert(std::is_trivially_copyable_v<ChunkRecord>);
-static_assert(sizeof(ChunkRecord) == 288, "ChunkRecord is a fixed-size record");
+static_assert(sizeof(ChunkRecord) == 368, "ChunkRecord is a fixed-size record");
 
 struct Chunk {
   ChunkRecord rec;

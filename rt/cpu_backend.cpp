@@ -252,7 +252,14 @@ Status CpuBackend::process(AudioView io, ProcessStats* stats) noexcept {
     }
     if (step_timing_) {
       const std::int64_t t1 = now_ns();
-      if (!timed_here) local.step_ns[slot] += clamp32(t1 - t);
+      if (!timed_here) {
+        local.step_ns[slot] += clamp32(t1 - t);
+        if (SchedRecord* rec = SchedRecord::current()) {  // one load when nothing switched
+          const OffCpu off = rec->off_between(t, t1);
+          local.step_cpu_ns[slot] += clamp32(t1 - t - off.total());
+          local.step_preempt_ns[slot] += clamp32(off.preempted_ns);
+        }
+      }
       t = t1;
       if (slot + 1 < kMaxTimedSteps) ++slot;
     }
@@ -294,6 +301,7 @@ bool CpuBackend::run_hosted(const Step& st, int slot, T* data, const AudioView& 
 
 bool CpuBackend::audited_call(HostedProcessor& proc, HostedAudit& a, int slot, const AudioView& io,
                               ProcessStats& ps) noexcept {
+  if (SchedRecord* rec = SchedRecord::current()) return recorded_call(*rec, proc, a, slot, io, ps);
   const Waits w0 = thread_waits();
   const std::int64_t cpu0 = thread_cpu_ns();
   alloc_audit::arm();
@@ -328,6 +336,35 @@ bool CpuBackend::audited_call(HostedProcessor& proc, HostedAudit& a, int slot, c
       a.blocked_ns += off;
       ps.hosted_blocked_ns += off;
     }
+  }
+  return ok_call;
+}
+
+// The audited call judged by the thread's context-switch record: no system call around it.
+// Its time off the CPU is read from the record afterwards: blocked time is the stage's (a
+// lock, a sleep, I/O, a page read in: a blocking call), preempted time the platform's.
+bool CpuBackend::recorded_call(SchedRecord& rec, HostedProcessor& proc, HostedAudit& a, int slot, const AudioView& io,
+                               ProcessStats& ps) noexcept {
+  alloc_audit::arm();
+  const std::int64_t t0 = now_ns();
+  const bool ok_call = proc.process(planar_ptrs_.data(), io.frames);
+  const std::int64_t t1 = now_ns();
+  const alloc_audit::Counts heap = alloc_audit::disarm();
+  const OffCpu off = rec.off_between(t0, t1);
+  ++a.calls;
+  ps.step_ns[slot] += clamp32(t1 - t0);
+  ps.step_cpu_ns[slot] += clamp32(t1 - t0 - off.total());
+  ps.step_preempt_ns[slot] += clamp32(off.preempted_ns);
+  if (heap.allocations + heap.frees > 0 && a.first_alloc == kNoChunk) a.first_alloc = io.seq;
+  a.allocations += heap.allocations;
+  a.frees += heap.frees;
+  a.preempted_ns += off.preempted_ns;
+  if (off.blocks > 0) {
+    if (a.first_block == kNoChunk) a.first_block = io.seq;
+    ++a.blocking_calls;
+    a.voluntary_switches += off.blocks;
+    a.blocked_ns += off.blocked_ns;
+    ps.hosted_blocked_ns += off.blocked_ns;
   }
   return ok_call;
 }

@@ -19,6 +19,7 @@
 #include "rt/backend.hpp"
 #include "rt/cpu_simd.hpp"
 #include "rt/hosted.hpp"
+#include "rt/sched_record.hpp"
 
 namespace chunkscope {
 
@@ -109,6 +110,8 @@ class CpuBackend final : public Backend {
   /// One hosted call timed and audited: heap calls, voluntary switches, CPU time. Returns
   /// what process() returned. [no-alloc, no-block] as far as the hosted code is.
   bool audited_call(HostedProcessor& proc, HostedAudit& a, int slot, const AudioView& io, ProcessStats& ps) noexcept;
+  bool recorded_call(SchedRecord& rec, HostedProcessor& proc, HostedAudit& a, int slot, const AudioView& io,
+                     ProcessStats& ps) noexcept;
   /// Keeps "label: why" in failure_, truncated. [no-alloc, no-block]
   void set_failure(const char* label, const char* why) noexcept;
   /// Counts the NaN, infinite and subnormal samples the step left in the planar scratch. [no-alloc, no-block]

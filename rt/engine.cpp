@@ -57,6 +57,8 @@ struct Engine::Impl {
   std::size_t depth = 8;
   int latency_chunks = 2;
   bool external_sink = false;
+  SchedRecord records[3];  // source, processor, sink: each opened and read by its own thread
+  std::int64_t last_proc_end = 0;  // the processing thread's previous chunk
 
   void note_drop(std::uint64_t seq, bool pool_empty) noexcept {
     ++result.drops;
@@ -74,13 +76,27 @@ struct Engine::Impl {
     return stop->load(std::memory_order_relaxed) ||
            (external_stop && external_stop->load(std::memory_order_relaxed));
   }
-  /// An engine thread's start: its policy (a refusal stops the run) and its usage so far. [no-alloc, no-block]
+  /// An engine thread's start: its policy (a refusal stops the run), its context-switch
+  /// record (opened before the loop: one system call and a mapping, no heap), and its usage
+  /// so far. [no-alloc, no-block]
   ThreadUsage start_thread(int index) noexcept {
     if (!ok(apply_thread_policy(cfg.policy, index))) {
       policy_refused.store(true, std::memory_order_relaxed);
       stop->store(true, std::memory_order_relaxed);
     }
+    SchedRecord& rec = records[index];
+    auto& out = result.switch_records[index];
+    out.kept = cfg.switch_record && rec.open();
+    out.refused_errno = cfg.switch_record ? rec.error() : 0;
+    SchedRecord::set_current(out.kept ? &rec : nullptr);
     return thread_usage_now();
+  }
+  /// An engine thread's end: its record's totals, then closed. [no-alloc, no-block]
+  void end_thread(int index) noexcept {
+    SchedRecord& rec = records[index];
+    if (rec.active()) result.switch_records[index].totals = rec.totals();
+    rec.close();
+    SchedRecord::set_current(nullptr);
   }
 
   /// Takes the next chunk from `q`, waiting the way cfg.wait says: block on the queue's
@@ -102,6 +118,20 @@ struct Engine::Impl {
       if (q.wait_dequeue_timed(c, kBlockWaitUs)) return true;
       if (finished()) return false;
     }
+  }
+
+  /// Chunk `r`'s processing split by the processing thread's record: on the CPU (proc_cpu_ns),
+  /// preempted and blocked inside [proc_start, proc_end], and the time the thread was
+  /// preempted while `r` waited for it to finish earlier chunks. [no-alloc, no-block]
+  void split_from_record(SchedRecord& rec, ChunkRecord& r) noexcept {
+    auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(std::clamp<std::int64_t>(v, 0, 0xffffffffLL)); };
+    const OffCpu in = rec.off_between(r.proc_start, r.proc_end);
+    r.proc_preempted_ns = u32(in.preempted_ns);
+    r.proc_blocked_ns = u32(in.blocked_ns);
+    r.proc_cpu_ns = u32(r.proc_end - r.proc_start - in.total());
+    r.busy_off_ns =
+        last_proc_end > r.ready ? u32(rec.off_between(r.ready, std::min(last_proc_end, r.dequeue)).preempted_ns) : 0;
+    r.flags |= kChunkSwitchRecord;
   }
 
   /// Processes chunk `c` taken from its queue at `taken` (inline: when the source finished
@@ -127,8 +157,10 @@ struct Engine::Impl {
       const std::size_t bytes = static_cast<std::size_t>(r.frames) * bytes_per_frame;
       if (ck) result.input_checksums[result.checksummed] = fnv1a64(c->data, bytes);
       Status st = result.process_status;
-      // the CPU clock is read outside [proc_start, proc_end]: its cost is the engine's
-      const std::int64_t cpu0 = thread_cpu_ns();
+      // the thread's context-switch record when it keeps one (no system call), else the CPU
+      // clock, read outside [proc_start, proc_end]: its cost is the engine's
+      SchedRecord* rec = SchedRecord::current();
+      const std::int64_t cpu0 = rec ? 0 : thread_cpu_ns();
       r.proc_start = now_ns();
       if (ok(st)) {
         const AudioView view{c->data, static_cast<int>(r.frames), cfg.spec.channels, cfg.spec.dtype, r.seq};
@@ -140,8 +172,11 @@ struct Engine::Impl {
         }
       }
       r.proc_end = now_ns();
-      const std::int64_t cpu = thread_cpu_ns() - cpu0;
-      r.proc_cpu_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(cpu, 0, 0xffffffffLL));
+      if (rec)
+        split_from_record(*rec, r);
+      else
+        r.proc_cpu_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(thread_cpu_ns() - cpu0, 0, 0xffffffffLL));
+      last_proc_end = r.proc_end;
       if (ck && ok(st)) result.output_checksums[result.checksummed++] = fnv1a64(c->data, bytes);
       if (ck && !ok(st)) ck_on = false;
       r.launch_ns = ps.launch_ns;
@@ -156,6 +191,7 @@ struct Engine::Impl {
       r.hosted_blocked_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(ps.hosted_blocked_ns, 0, 0xffffffffLL));
       std::copy(std::begin(ps.step_ns), std::end(ps.step_ns), std::begin(r.step_ns));
       std::copy(std::begin(ps.step_cpu_ns), std::end(ps.step_cpu_ns), std::begin(r.step_cpu_ns));
+      std::copy(std::begin(ps.step_preempt_ns), std::end(ps.step_preempt_ns), std::begin(r.step_preempt_ns));
       if (!ok(st)) {
         result.process_status = st;
         r.flags |= kChunkFailed;
@@ -243,6 +279,7 @@ struct Engine::Impl {
       q_next.try_enqueue(s.spare);
     }
     result.source_usage = usage_delta(u0, thread_usage_now());
+    end_thread(0);
     source_done.store(true, std::memory_order_release);
     if (run_cfg.inline_process) processor_done.store(true, std::memory_order_release);
   }
@@ -341,6 +378,7 @@ struct Engine::Impl {
     Chunk* c = nullptr;
     while (take(*q_in, c, finished)) process_chunk(c, now_ns(), false);
     result.processor_usage = usage_delta(u0, thread_usage_now());
+    end_thread(1);
     processor_done.store(true, std::memory_order_release);
   }
 
@@ -370,6 +408,7 @@ struct Engine::Impl {
       free_list->try_enqueue(c);  // capacity exceeds the pool: never fails
     }
     result.sink_usage = usage_delta(u0, thread_usage_now());
+    end_thread(2);
   }
 
   /// The run's status once its threads are done: the first failure of the policy, the

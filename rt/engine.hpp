@@ -25,6 +25,7 @@
 #include "rt/backend.hpp"
 #include "rt/chunk.hpp"
 #include "rt/baseline_probe.hpp"
+#include "rt/sched_record.hpp"
 #include "rt/stream_io.hpp"
 
 namespace chunkscope {
@@ -55,6 +56,10 @@ struct EngineConfig {
   // moment after run() starts. Several engines given one start, offset each, keep their
   // schedules in a fixed phase (--streams, --stagger).
   std::int64_t start_at_ns = 0;
+  // Each engine thread keeps the scheduler's record of its time off the CPU (rt/sched_record.hpp)
+  // and processing is split and blamed from it; false, or where the kernel refuses, the
+  // thread CPU clock and the wall-clock rules judge instead.
+  bool switch_record = true;
 };
 
 struct EngineResult {
@@ -84,6 +89,14 @@ struct EngineResult {
   // thread's policy (--rt, --cpus) was refused, and the run stopped at once.
   ThreadUsage source_usage, processor_usage, sink_usage;
   Status policy_status = Status::ok;
+  // The scheduler's record of each engine thread (source, processor, sink): whether it was
+  // kept, its totals, and the errno of a refusal (0: kept, or not asked for)
+  struct SwitchRecordResult {
+    bool kept = false;
+    int refused_errno = 0;
+    SwitchTotals totals;
+  };
+  SwitchRecordResult switch_records[3];
 };
 
 class Engine {

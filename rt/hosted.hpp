@@ -58,9 +58,12 @@ inline constexpr std::uint64_t kNoChunk = ~std::uint64_t{0};
 struct HostedAudit {
   std::uint64_t calls = 0;
   std::uint64_t allocations = 0, frees = 0;  // heap calls made inside process()
-  std::uint64_t blocking_calls = 0;          // calls with a voluntary context switch and no major page fault
+  // calls that gave up the CPU: with the thread's context-switch record, any that blocked
+  // (paging included); without it, those with a voluntary context switch and no major fault
+  std::uint64_t blocking_calls = 0;
   std::uint64_t voluntary_switches = 0;      // summed over all calls
-  std::int64_t blocked_ns = 0;               // wall - CPU time of the blocking calls
+  std::int64_t blocked_ns = 0;               // time blocked in them (the record), else their wall - CPU time
+  std::int64_t preempted_ns = 0;             // the record only: time preempted inside calls (the platform's)
   std::uint64_t paging_calls = 0;            // calls that waited for pages read in (a major page fault)
   std::uint64_t major_faults = 0;            // summed over all calls
   std::int64_t paging_ns = 0;                // wall - CPU time of the paging calls

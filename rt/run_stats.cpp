@@ -84,15 +84,25 @@ LatencySplit split_latency(const ChunkRecord& r, std::int64_t prev_proc_end, std
   // queue_in: the processor was still busy with an earlier chunk, then woke up for this one
   const std::int64_t q_in = std::max<std::int64_t>(0, r.dequeue - r.ready);
   const std::int64_t busy_in = prev_proc_end > 0 ? clampv(prev_proc_end - r.ready, 0, q_in) : 0;
-  const auto busy_off = static_cast<std::int64_t>(static_cast<double>(busy_in) * clampv(static_cast<std::int64_t>(prev_off_share * 1e6), 0, 1000000) / 1e6);
+  const bool recorded = (r.flags & kChunkSwitchRecord) != 0;
+  // the processor preempted while it worked on earlier chunks: the record says how long;
+  // without it, the earlier chunk's share of processing off the CPU stands in
+  const auto busy_off =
+      recorded ? clampv(r.busy_off_ns, 0, busy_in)
+               : static_cast<std::int64_t>(static_cast<double>(busy_in) *
+                                           clampv(static_cast<std::int64_t>(prev_off_share * 1e6), 0, 1000000) / 1e6);
   at(Cause::processor_busy) = busy_in - busy_off;
   at(Cause::handoff_in) = q_in - busy_in;
   // processing: what ran on the CPU, plus the designed waits (spin/sleep steps, GPU sync);
   // the rest of its wall time the thread was descheduled
   const std::int64_t proc = std::max<std::int64_t>(0, r.proc_end - r.proc_start);
   std::int64_t on = proc;
-  // a hosted step that waited (a lock, a sleep, I/O) chose to: its time off the CPU is the chain's
-  if (r.proc_cpu_ns > 0)
+  // a hosted step that waited (a lock, a sleep, I/O) chose to: its time off the CPU is the
+  // chain's. With the record every wait inside processing is the chain's code's (the engine
+  // waits only outside it): only the time preempted is the platform's.
+  if (recorded)
+    on = std::max<std::int64_t>(0, proc - r.proc_preempted_ns);
+  else if (r.proc_cpu_ns > 0)
     on = std::min<std::int64_t>(proc, static_cast<std::int64_t>(r.proc_cpu_ns) + std::max<std::int64_t>(0, r.calib_ns) +
                                           std::max<std::int64_t>(0, r.sync_ns) + r.hosted_blocked_ns);
   at(Cause::process) = on + std::max<std::int64_t>(0, r.proc_start - r.dequeue);
@@ -134,6 +144,11 @@ void RunStats::prepare(const RunStatsConfig& cfg) {
   const auto nsteps = static_cast<std::size_t>(std::clamp(cfg.steps, 0, kMaxTimedSteps));
   step_wall.assign(nsteps, stats::LogHistogram());
   step_cpu.assign(nsteps, stats::LogHistogram());
+  step_preempted.assign(nsteps, stats::LogHistogram());
+  proc_on_cpu = proc_preempted = proc_blocked = stats::LogHistogram();
+  recorded_chunks = 0;
+  chain_process_sum = 0;
+  chain_process_n = 0;
   step_miss.assign(nsteps, 0);
   miss_owner.fill(0);
   miss_owner_ns.fill(0);
@@ -224,16 +239,21 @@ struct TopStep {
   std::int64_t ns = -1;
 };
 
-// Each timed step's wall and CPU time: a miss owned by the chain is charged to the longest.
+// Each timed step's wall and CPU time: a miss owned by the chain is charged to the longest,
+// by its own time (with the record: its wall time less the time it was preempted, which was
+// the platform's; without it, its wall time).
 TopStep record_steps(RunStats& s, const RunStats::MetricRecorders& metrics, const ChunkRecord& r) noexcept {
   const std::size_t timed = std::min<std::size_t>(r.steps, s.step_wall.size());
+  const bool recorded = (r.flags & kChunkSwitchRecord) != 0;
   TopStep top;
   for (std::size_t i = 0; i < timed; ++i) {
     s.step_wall[i].record(r.step_ns[i]);
     if (auto* rec = metrics.step[i]) rec->record(r.step_ns[i]);
-    if (r.step_cpu_ns[i] > 0) s.step_cpu[i].record(r.step_cpu_ns[i]);
-    if (static_cast<std::int64_t>(r.step_ns[i]) > top.ns) {
-      top.ns = r.step_ns[i];
+    if (r.step_cpu_ns[i] > 0 || recorded) s.step_cpu[i].record(r.step_cpu_ns[i]);
+    if (recorded) s.step_preempted[i].record(r.step_preempt_ns[i]);
+    const std::int64_t own = static_cast<std::int64_t>(r.step_ns[i]) - (recorded ? r.step_preempt_ns[i] : 0);
+    if (own > top.ns) {
+      top.ns = own;
       top.step = static_cast<int>(i);
     }
   }
@@ -295,9 +315,14 @@ PlatformJudgement judge_platform(const LatencySplit& split, const RunStatsConfig
 
 // The run loads the machine when its streams' processing, at its mean so far, holds at
 // least half of the CPUs its threads may use.
-bool run_loads_machine(const RunStats& s, const stats::LogHistogram& process_hist) noexcept {
+bool run_loads_machine(const RunStats& s, const stats::LogHistogram& process_hist, bool recorded) noexcept {
   const RunStatsConfig& cfg = s.config();
-  const double held = process_hist.mean() * std::max(1, cfg.load_streams);
+  // with the record, processing's own time (preempted time left out): a preempted processor
+  // does not hold its CPU
+  const double mean = recorded && s.chain_process_n > 0
+                          ? static_cast<double>(s.chain_process_sum) / static_cast<double>(s.chain_process_n)
+                          : process_hist.mean();
+  const double held = mean * std::max(1, cfg.load_streams);
   return 2.0 * held >= static_cast<double>(cfg.chunk_ns) * std::max(1, cfg.cpus);
 }
 
@@ -306,15 +331,31 @@ bool run_loads_machine(const RunStats& s, const stats::LogHistogram& process_his
 // loads the machine (its processing holds the CPUs the other threads wait for); otherwise
 // the machine was worse during the run than when measured, and the miss stays the
 // platform's. Both count as unexplained. [no-alloc, no-block]
-Owner judged_owner(RunStats& s, const LatencySplit& split, std::int64_t process_ns) noexcept {
+//
+// With the scheduler's record (`recorded`) the platform's time is known, not guessed: long
+// processing does not make a wait the chain's, and only the chain's own load (its processing
+// less the time it was preempted) can.
+Owner judged_owner(RunStats& s, const LatencySplit& split, std::int64_t process_ns, bool recorded) noexcept {
   const Owner owner = miss_owner_of(split, s.config().budget_ns);
   if (owner != Owner::platform) return owner;
   const auto& process_hist = s.stage[static_cast<std::size_t>(Stage::process)];
   const PlatformJudgement j = judge_platform(split, s.config(), process_ns, process_hist);
   if (j == PlatformJudgement::explained) return owner;
   ++s.platform_unexplained;
-  if (j == PlatformJudgement::processing_abnormal || run_loads_machine(s, process_hist)) return Owner::chain;
+  if (j == PlatformJudgement::processing_abnormal && !recorded) return Owner::chain;
+  if (run_loads_machine(s, process_hist, recorded)) return Owner::chain;
   return Owner::platform;
+}
+
+// The scheduler's record of a counted chunk's processing: its split, and the chain's own
+// processing time for "the run loads the machine". [no-alloc, no-block]
+void record_switches(RunStats& s, const ChunkRecord& r, const LatencySplit& split) noexcept {
+  s.chain_process_sum += split.ns[static_cast<std::size_t>(Cause::process)];
+  ++s.chain_process_n;
+  ++s.recorded_chunks;
+  s.proc_on_cpu.record(r.proc_cpu_ns);
+  s.proc_preempted.record(r.proc_preempted_ns);
+  s.proc_blocked.record(r.proc_blocked_ns);
 }
 
 // Cadence: a chunk a consumer holding the margin's worth of audio would have run dry on.
@@ -371,6 +412,8 @@ void RunStats::add(ChunkRecord& r) noexcept {
                                          r.sink_start - r.proc_end, r.emit - r.sink_start};
   record_stage_times(*this, r, st, L);
   const LatencySplit split = split_latency(r, prev_proc_end_, prev_emit_, prev_off_share_);
+  const bool recorded = (r.flags & kChunkSwitchRecord) != 0;
+  if (recorded) record_switches(*this, r, split);
   prev_proc_end_ = r.proc_end;
   prev_off_share_ = split.off_share;
   if (live_latency_) live_latency_->record(nn(L));
@@ -384,22 +427,7 @@ void RunStats::add(ChunkRecord& r) noexcept {
   const TopStep top = record_steps(*this, metrics_, r);
 
   if (stall_open_ && r.sched > open_stall_end_) stall_open_ = false;  // the hold-up is over
-  if (cfg_.paced && L > cfg_.budget_ns) {
-    ++misses;
-    r.flags |= kChunkMiss;
-    live_misses.store(misses, std::memory_order_relaxed);
-    const int worst = miss_stage(st, cfg_.budget_ns);
-    ++miss_blame[static_cast<std::size_t>(worst)];
-    const Owner owner = judged_owner(*this, split, st[static_cast<int>(Stage::process)]);
-    ++miss_owner[static_cast<std::size_t>(owner)];
-    for (int i = 0; i < kOwnerCount; ++i) miss_owner_ns[static_cast<std::size_t>(i)] += split.owner_ns[static_cast<std::size_t>(i)];
-    const Cause cause = split.largest;
-    const std::int64_t cause_ns = split.ns[static_cast<std::size_t>(cause)];
-    if (top.step >= 0 && owner == Owner::chain) ++step_miss[static_cast<std::size_t>(top.step)];
-    if (miss_list.size() < miss_list.capacity())  // within reserved capacity
-      miss_list.push_back({r.seq, L, r.emit, static_cast<Stage>(worst), owner, cause, cause_ns, top.step, top.ns});
-    note_stall(r, L, owner, cause, cause_ns);
-  }
+  if (cfg_.paced && L > cfg_.budget_ns) note_miss(r, L, st, split, top.step, top.ns);
   note_dry(*this, r, L);
 
   if (have_prev_) record_period(*this, r, r.emit - prev_emit_, live_jitter_, metrics_.period);
@@ -420,6 +448,29 @@ void RunStats::add(ChunkRecord& r) noexcept {
   sxx_ += x * x;
   sxy_ += x * y;
   record_point(r);
+}
+
+void RunStats::note_miss(ChunkRecord& r, std::int64_t L, const std::int64_t (&st)[kStageCount], const LatencySplit& split,
+                         int top_step, std::int64_t top_ns) noexcept {
+  ++misses;
+  r.flags |= kChunkMiss;
+  live_misses.store(misses, std::memory_order_relaxed);
+  // the stage charged: with the record, processing counts by its own time (not preempted)
+  const bool recorded = (r.flags & kChunkSwitchRecord) != 0;
+  std::int64_t charged[kStageCount];
+  std::copy(std::begin(st), std::end(st), std::begin(charged));
+  if (recorded) charged[static_cast<int>(Stage::process)] = std::max<std::int64_t>(0, st[2] - r.proc_preempted_ns);
+  const int worst = miss_stage(charged, cfg_.budget_ns);
+  ++miss_blame[static_cast<std::size_t>(worst)];
+  const Owner owner = judged_owner(*this, split, charged[static_cast<int>(Stage::process)], recorded);
+  ++miss_owner[static_cast<std::size_t>(owner)];
+  for (int i = 0; i < kOwnerCount; ++i) miss_owner_ns[static_cast<std::size_t>(i)] += split.owner_ns[static_cast<std::size_t>(i)];
+  const Cause cause = split.largest;
+  const std::int64_t cause_ns = split.ns[static_cast<std::size_t>(cause)];
+  if (top_step >= 0 && owner == Owner::chain) ++step_miss[static_cast<std::size_t>(top_step)];
+  if (miss_list.size() < miss_list.capacity())  // within reserved capacity
+    miss_list.push_back({r.seq, L, r.emit, static_cast<Stage>(worst), owner, cause, cause_ns, top_step, top_ns});
+  note_stall(r, L, owner, cause, cause_ns);
 }
 
 void RunStats::note_stall(const ChunkRecord& r, std::int64_t L, Owner owner, Cause cause, std::int64_t cause_ns) noexcept {

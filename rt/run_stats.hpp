@@ -203,7 +203,8 @@ class RunStats {
   stats::LogHistogram source_wake;    // woke - sched (paced sources)
   stats::LogHistogram source_read;    // ready - woke
   std::vector<stats::LogHistogram> step_wall;  // per timed step: its wall time (RunStatsConfig::steps)
-  std::vector<stats::LogHistogram> step_cpu;   // per timed step: CPU time of hosted steps (empty for others)
+  std::vector<stats::LogHistogram> step_cpu;   // per timed step: CPU time (without the record: hosted steps only)
+  std::vector<stats::LogHistogram> step_preempted;  // per timed step, with the record: time preempted
   std::vector<std::uint64_t> step_miss;        // chain-owned misses whose processing's largest step it was
 
   std::uint64_t chunks = 0;          // after warm-up
@@ -221,6 +222,13 @@ class RunStats {
   // than the machine did on its own, or with processing above its normal range): owned by
   // the chain instead
   std::uint64_t platform_unexplained = 0;
+  // the scheduler's record (rt/sched_record.hpp), over counted chunks it timed: processing
+  // on the CPU, preempted and blocked per chunk; the chain's own processing time summed (for
+  // "the run loads the machine")
+  std::uint64_t recorded_chunks = 0;
+  stats::LogHistogram proc_on_cpu, proc_preempted, proc_blocked;
+  std::int64_t chain_process_sum = 0;
+  std::uint64_t chain_process_n = 0;
   std::vector<StallEvent> stall_list;                   // the first stall_list_capacity events
   // cadence: chunks a consumer holding the margin's worth of audio would have run dry on
   std::uint64_t dry_chunks = 0;
@@ -257,6 +265,8 @@ class RunStats {
   std::int64_t open_stall_end_ = 0;  // the open event's latest emit
   /// [no-alloc, no-block]
   void note_stall(const ChunkRecord& r, std::int64_t L, Owner owner, Cause cause, std::int64_t cause_ns) noexcept;
+  void note_miss(ChunkRecord& r, std::int64_t L, const std::int64_t (&st)[kStageCount], const LatencySplit& split,
+                 int top_step, std::int64_t top_ns) noexcept;
   // regression sums, in seconds relative to the first counted chunk
   std::uint64_t n_ = 0;
   long double sx_ = 0, sy_ = 0, sxx_ = 0, sxy_ = 0;

@@ -41,7 +41,10 @@ import tempfile
 # Rows a run prints only when what they report happened (late chunks, stalls, a blamed
 # stream, hosted steps' audit findings, the exit note under a not-safe headline): whether a
 # run on a busy machine prints them is not the document's shape.
-ROWS_ON_EVENT = {"stalls", "blame", "late", "platform", "slowest", "worst", "dropped", "exit"}
+# ... and the split of processing by the scheduler's record, which a kernel may refuse (and a
+# row 0 for every chunk is named under the table instead)
+ROWS_ON_EVENT = {"stalls", "blame", "late", "platform", "slowest", "worst", "dropped", "exit", "on-cpu", "preempt",
+                 "blocked"}
 
 FENCE = re.compile(r"^```")
 MARKER = re.compile(r"^<!--\s*example:\s*(not run|file|continues)\s*:?\s*(.*?)\s*-->\s*$")

@@ -208,6 +208,7 @@ void experiment_flags(CommandLine& c, const StreamOptions& o, bool device) {
   c.text("--wait", wait_mode_name(o.wait), wait_mode_name(d.wait));
   c.flag("--inline", o.inline_process);
   if (!o.ftz) c.text("--ftz", "off", "on");
+  if (!o.switch_record) c.text("--switch-record", "off", "on");
   if (device) return;
   c.number("--streams", o.streams, d.streams);
   c.flag("--batch", o.batch);

@@ -97,6 +97,7 @@ struct StreamOptions {
   std::string cpus;                // "0,1", "0-1": source, processor, sink pinned round-robin over the list; "": none
   WaitMode wait = WaitMode::block;  // how the source paces and the consumers wait for their queues
   bool inline_process = false;     // process on the source's thread (the device callback for monitor)
+  bool switch_record = true;       // blame from each engine thread's context-switch record; off: the wall-clock rules
   bool ftz = true;                 // process with denormals flushed (FTZ/DAZ), as real-time hosts do; --ftz off: not
   // Live metrics (docs/profiler.md, "Live metrics"): replay, synth, monitor
   std::string metrics_listen;      // ADDR:PORT served over HTTP for Prometheus; "": none

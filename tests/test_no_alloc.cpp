@@ -13,6 +13,8 @@
 #include "rt/pa_device.hpp"
 #include "src/io/audio_file.hpp"
 #include "rt/run_stats.hpp"
+#include "rt/sched_record.hpp"
+#include "rt/clock.hpp"
 #include "src/io/file_stream.hpp"
 #include "tests/test_util.hpp"
 #include <readerwriterqueue/readerwriterqueue.h>
@@ -248,6 +250,29 @@ TEST_CASE("a batched engine (--batch: three streams' sources in one chunk) alloc
     CHECK(large.mallocs == small.mallocs);
 #endif
   }
+}
+
+TEST_CASE("the context-switch record is read without allocating: poll, off_between, totals, current") {
+  SchedRecord rec;
+  if (!rec.open()) {
+    MESSAGE("skipped: the kernel refuses perf events here (errno " << rec.error() << ")");
+    return;
+  }
+  SchedRecord::set_current(&rec);
+  const long before_n = g_news.load(), before_m = g_mallocs.load();
+  std::int64_t off = 0;
+  for (int i = 0; i < 200; ++i) {
+    const std::int64_t a = now_ns();
+    if (i % 20 == 0) sleep_until_ns(a + 100'000);  // a few blocks to read
+    SchedRecord::current()->poll();
+    off += SchedRecord::current()->off_between(a, now_ns()).total();
+  }
+  const SwitchTotals t = rec.totals();
+  CHECK(g_news.load() - before_n == 0);
+  CHECK(g_mallocs.load() - before_m == 0);
+  CHECK(t.blocks >= 10);  // each sleep gave the CPU up
+  CHECK(off > 0);
+  SchedRecord::set_current(nullptr);
 }
 
 TEST_CASE("queue round trips and histogram records allocate nothing") {

@@ -192,6 +192,10 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
                    "on: process with denormals flushed to zero (FTZ/DAZ), as real-time hosts do; off: as they come "
                    "(compare a plugin's cost on a decaying tail, and its subnormal output in the audit)",
                    [](const std::string& s) { return parse_on_off(s, "--ftz"); }, on_off(o.ftz));
+  add_parsed<bool>(c, "--switch-record", o.switch_record,
+                   "on: split processing and judge blame from each engine thread's context-switch record (perf "
+                   "events); off: the thread CPU clock and the wall-clock rules, as where the kernel refuses",
+                   [](const std::string& s) { return parse_on_off(s, "--switch-record"); }, on_off(o.switch_record));
   if (groups & kStreams) {
     add_int(c, "--streams", o.streams,
             "Independent streams of the chain at once, each with its own schedule, queues and filter state", 1,

@@ -1,6 +1,7 @@
 #include "src/report/build.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -71,6 +72,7 @@ StepAudit audit_of(const HostedAudit& a) {
   s.blocking_calls = a.blocking_calls;
   s.voluntary_switches = a.voluntary_switches;
   s.blocked_ns = a.blocked_ns;
+  s.preempted_ns = a.preempted_ns;
   s.paging_calls = a.paging_calls;
   s.major_faults = a.major_faults;
   s.paging_ns = a.paging_ns;
@@ -101,6 +103,7 @@ void fill_steps(RunReport& r, const Workload& w, const Plan& plan, const RunStat
       row.label = ps.label(plan.stages);
       row.wall = summarize(st.step_wall[i]);
       if (st.step_cpu[i].count() > 0) row.cpu = summarize(st.step_cpu[i]);
+      if (st.step_preempted[i].count() > 0) row.preempted = summarize(st.step_preempted[i]);
       row.share = proc_mean > 0 ? row.wall.mean / proc_mean : 0;
       row.misses = st.step_miss[i];
       sum_mean += row.wall.mean;
@@ -342,11 +345,17 @@ std::optional<PlatformSection> make_platform(const Workload& w, const EngineResu
   any = p.before || p.after;
   const std::pair<const char*, const ThreadUsage*> threads[3] = {
       {"source", &er.source_usage}, {"processor", &er.processor_usage}, {"sink", &er.sink_usage}};
-  for (const auto& [name, u] : threads)
-    if (u->present) {
-      p.threads.push_back({name, u->tid, u->voluntary, u->involuntary, u->cpu_ns});
-      any = true;
+  for (int i = 0; i < 3; ++i) {
+    const auto& [name, u] = threads[i];
+    if (!u->present) continue;
+    ThreadRecord t{name, u->tid, u->voluntary, u->involuntary, u->cpu_ns, std::nullopt, std::nullopt};
+    if (const auto& rec = er.switch_records[i]; rec.kept) {
+      t.preempted_ns = rec.totals.preempted_ns;
+      t.blocked_ns = rec.totals.blocked_ns;
     }
+    p.threads.push_back(std::move(t));
+    any = true;
+  }
   if (w.proc_before) p.load_before = load_of(*w.proc_before);
   if (w.proc_after) p.load_after = load_of(*w.proc_after);
   if (w.proc_before && w.proc_after)
@@ -399,6 +408,21 @@ ReportWorkload report_workload(const Workload& w, const Plan& plan, const Engine
 }
 
 // Where and how it was measured: the machine (and GPU), the method, D and B.
+// What judged the blame: the record of the thread that processed (the source's when it
+// processes inline; a device callback keeps none), or the wall-clock rules and why.
+std::string blame_method(const Workload& w, const EngineResult& er, const RunStats& st) {
+  if (st.recorded_chunks > 0)
+    return "the scheduler's record of each engine thread (perf_event context switches): time preempted is the "
+           "platform's, time blocked in the chain's code the chain's";
+  const auto& rec = er.switch_records[w.inline_process ? 0 : 1];
+  std::string why = "--switch-record off";
+  if (rec.refused_errno != 0)
+    why = fmt::format("the kernel refused perf events: {}", std::strerror(rec.refused_errno));
+  else if (w.command == "monitor" || w.command == "probe")
+    why = "the processing runs on a thread chunkscope did not start";
+  return "wall-clock rules (the thread CPU clock; " + why + ")";
+}
+
 void fill_method(RunReport& r, const Workload& w, const Environment& env, const RunStats& st) {
   const auto& cfg = st.config();
   r.environment.host = env;
@@ -501,6 +525,12 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   r.workload = report_workload(w, plan, er);
 
   fill_method(r, w, env, st);
+  r.method.blame_from = blame_method(w, er, st);
+  if (st.recorded_chunks > 0) {
+    r.process_on_cpu = summarize(st.proc_on_cpu);
+    r.process_preempted = summarize(st.proc_preempted);
+    r.process_blocked = summarize(st.proc_blocked);
+  }
   fill_counts(r, st, er);
   fill_figures(r, st);
   fill_cadence(r, st, er);

@@ -153,6 +153,9 @@ struct Method {
   std::string percentiles;
   double relative_error = 0;
   std::string latency_from;
+  // what judged the blame: the scheduler's record of the processing thread, or the
+  // wall-clock rules (the thread CPU clock) and why ("" in older reports)
+  std::string blame_from;
 };
 
 struct Timing {
@@ -338,6 +341,8 @@ struct ThreadRecord {
   int tid = 0;
   std::int64_t voluntary = 0, involuntary = 0;  // context switches: waited, preempted
   std::int64_t cpu_ns = 0;
+  // the scheduler's record of the thread, where it was kept: its time preempted and blocked
+  std::optional<std::int64_t> preempted_ns, blocked_ns;
 };
 
 /// The machine's load (/proc/loadavg) at one moment.
@@ -371,7 +376,8 @@ struct StepAudit {
   bool allocations_counted = true;  // false: this build counts no heap calls (sanitizers)
   std::uint64_t allocations = 0, frees = 0;
   std::uint64_t blocking_calls = 0, voluntary_switches = 0;
-  std::int64_t blocked_ns = 0;      // wall - CPU time of the blocking calls
+  std::int64_t blocked_ns = 0;      // time blocked in the blocking calls (the record), else their wall - CPU time
+  std::int64_t preempted_ns = 0;    // the record only: time preempted inside calls (the platform's)
   std::uint64_t paging_calls = 0, major_faults = 0;  // calls that waited for pages read in
   std::int64_t paging_ns = 0;
   std::uint64_t nonfinite = 0, subnormal = 0;
@@ -389,7 +395,8 @@ struct StepRecord {
   std::string label;             // its stages' specs, or the hosted step's label
   std::vector<int> stages;       // 1-based chain stages it covers
   HistSummary wall;              // per counted chunk
-  std::optional<HistSummary> cpu;  // hosted steps: thread CPU time in the call
+  std::optional<HistSummary> cpu;  // thread CPU time in the step (without the record: hosted steps only)
+  std::optional<HistSummary> preempted;  // the record only: time the thread was preempted in the step
   double share = 0;              // mean wall / mean process
   std::uint64_t misses = 0;      // chain-owned misses whose processing's largest step it was
   std::uint32_t declared_latency_frames = 0;  // hosted steps: the delay the code declares
@@ -482,6 +489,8 @@ struct RunReport {
   // the source stage split: its wake-up lateness (woke - sched) and its read (ready - woke);
   // paced runs (older reports lack them)
   std::optional<HistSummary> source_wake, source_read;
+  // processing split per chunk by the scheduler's record: on the CPU, preempted, blocked
+  std::optional<HistSummary> process_on_cpu, process_preempted, process_blocked;
   double dispatches_per_chunk = 0, launches_per_chunk = 0;
   std::optional<Headroom> headroom;  // paced runs with counted chunks
   Verdict verdict;

@@ -297,6 +297,7 @@ struct Fields<Method> {
     io("percentiles", m.percentiles, kRequired);
     io("relative_error", m.relative_error, kRequired);
     io("latency_from", m.latency_from, kRequired);
+    io("blame_from", m.blame_from);
   }
 };
 
@@ -532,6 +533,8 @@ struct Fields<ThreadRecord> {
     io("voluntary_switches", t.voluntary, {.non_negative = true});
     io("involuntary_switches", t.involuntary, {.non_negative = true});
     io("cpu_ns", t.cpu_ns, kDuration);
+    io("preempted_ns", t.preempted_ns, kDuration);
+    io("blocked_ns", t.blocked_ns, kDuration);
   }
 };
 
@@ -626,6 +629,7 @@ struct Fields<StepAudit> {
     io("first_paging_seq", a.first_paging);
     io("allocations_counted", a.allocations_counted);
     io("blocked_ns", a.blocked_ns, kDuration);
+    io("preempted_ns", a.preempted_ns, kDuration);
     io("paging_ns", a.paging_ns, kDuration);
     io.derived("realtime_safe", !a.unsafe());
   }
@@ -641,6 +645,7 @@ struct Fields<StepRecord> {
     io("stages", st.stages);
     io("wall", st.wall, kRequired);
     io("cpu", st.cpu);
+    io("preempted", st.preempted);
     io("share", st.share);
     io("misses", st.misses);
     io("declared_latency_frames", st.declared_latency_frames, {.write = st.hosted()});
@@ -695,6 +700,11 @@ struct Fields<RunReport> {
       o("wake", r.source_wake, kRequired);
       o("read", r.source_read, kRequired);
     }, {.write = r.source_wake && r.source_read});
+    io.object("process_split", [&](auto& o) {
+      o("on_cpu", r.process_on_cpu, kRequired);
+      o("preempted", r.process_preempted, kRequired);
+      o("blocked", r.process_blocked, kRequired);
+    }, {.write = r.process_on_cpu && r.process_preempted && r.process_blocked});
     io("latency", r.latency, kRequired);
     io("engine_overhead", r.engine_overhead, kRequired);
     io("warmup", r.warmup, kRequired);

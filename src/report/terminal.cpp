@@ -125,8 +125,11 @@ void platform_lines(std::vector<std::string>& out, const RunReport& r) {
   if (!p.threads.empty()) {
     std::string t;
     for (const auto& th : p.threads)
-      t += fmt::format("{}{} {} / {} (cpu {})", t.empty() ? "" : "; ", th.thread, th.voluntary, th.involuntary,
-                       fmt_time(double(th.cpu_ns)));
+      t += fmt::format("{}{} {} / {} (cpu {}{})", t.empty() ? "" : "; ", th.thread, th.voluntary, th.involuntary,
+                       fmt_time(double(th.cpu_ns)),
+                       th.preempted_ns ? fmt::format(", preempted {}, blocked {}", fmt_time(double(*th.preempted_ns)),
+                                                     fmt_time(double(th.blocked_ns.value_or(0))))
+                                       : std::string());
     out.push_back(fmt::format("{:<11}context switches voluntary / involuntary: {}", out.size() == first ? "platform" : "", t));
   }
 }
@@ -259,10 +262,14 @@ void step_lines(std::vector<std::string>& out, const RunReport& r) {
     if (st.misses) l += fmt::format(", largest in {} chain-owned miss(es)", st.misses);
     out.push_back(l);
     if (st.cpu && st.wall.has_data())
-      out.push_back(fmt::format("           CPU p50 {} p99 {} max {} against wall p50 {} p99 {} max {}",
+      out.push_back(fmt::format("           CPU p50 {} p99 {} max {} against wall p50 {} p99 {} max {}{}",
                                 fmt_time(double(st.cpu->p50)), fmt_time(double(st.cpu->p99)),
                                 fmt_time(double(st.cpu->max)), fmt_time(double(st.wall.p50)),
-                                fmt_time(double(st.wall.p99)), fmt_time(double(st.wall.max))));
+                                fmt_time(double(st.wall.p99)), fmt_time(double(st.wall.max)),
+                                st.preempted && st.preempted->max > 0
+                                    ? fmt::format("; preempted p99 {} max {}", fmt_time(double(st.preempted->p99)),
+                                                  fmt_time(double(st.preempted->max)))
+                                    : std::string()));
     if (st.hosted())
       out.push_back(fmt::format("           declared latency {} frame(s){}", st.declared_latency_frames,
                                 st.converted_from_f64 ? "; f64 chunks converted to float for it" : ""));
@@ -311,8 +318,9 @@ void head_lines(std::vector<std::string>& out, const RunReport& r) {
   if (r.environment.gpu)
     line(fmt::format("gpu        {} (compute {}), {}", r.environment.gpu->name, r.environment.gpu->compute_capability,
                      r.environment.gpu->driver));
-  line(fmt::format("method     log-linear histograms (relative error <= {:.3f}%, exact min/max), {}, latency from {}",
-                   r.method.relative_error * 100, r.method.clock, r.method.latency_from));
+  line(fmt::format("method     log-linear histograms (relative error <= {:.3f}%, exact min/max), {}, latency from {}{}",
+                   r.method.relative_error * 100, r.method.clock, r.method.latency_from,
+                   r.method.blame_from.empty() ? "" : "; blame from " + r.method.blame_from));
   platform_lines(out, r);
   streams_head(out, r);
   if (!r.complete())
@@ -347,6 +355,11 @@ void stage_table(std::vector<std::string>& out, const RunReport& r) {
     if (s != static_cast<int>(Stage::process)) continue;
     if (r.has_step_rows())
       for (const auto& st : r.steps) line(hist_row(fmt::format("  step {}", st.index), st.wall));
+    if (r.process_on_cpu && r.process_preempted && r.process_blocked) {  // the scheduler's record's split
+      row("  on-cpu", *r.process_on_cpu);
+      row("  preempt", *r.process_preempted);
+      row("  blocked", *r.process_blocked);
+    }
     for (int p = 0; p < kPartCount; ++p)  // parts of the processing, under it
       if (r.process_parts[static_cast<std::size_t>(p)])
         line(hist_row(std::string("  ") + part_key(static_cast<Part>(p)), *r.process_parts[static_cast<std::size_t>(p)]));

@@ -479,6 +479,7 @@ EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std:
   ec.policy = thread_policy(opt);
   ec.inline_process = opt.inline_process;
   ec.spec.flush_denormals = opt.ftz;
+  ec.switch_record = opt.switch_record;
   return ec;
 }
 
