@@ -42,8 +42,9 @@ struct ChunkRecord {
   std::uint32_t step_ns[kMaxTimedSteps];      // from ProcessStats: each step's wall time
   std::uint32_t step_cpu_ns[kMaxTimedSteps];  // CPU time in each step (without the record: hosted steps only)
   // With the processing thread's context-switch record (kChunkSwitchRecord): its time off
-  // the CPU inside [proc_start, proc_end], preempted and blocked, and the time it was
-  // preempted while this chunk waited for it to finish earlier chunks
+  // the CPU inside [proc_start, proc_end], preempted and blocked, and its time off the CPU
+  // while this chunk waited for it to finish earlier chunks, but for a block inside the
+  // previous chunk's processing (the chain's work)
   std::uint32_t proc_preempted_ns, proc_blocked_ns, busy_off_ns;
   std::uint32_t step_preempt_ns[kMaxTimedSteps];  // each step's time preempted
 };

@@ -58,7 +58,7 @@ struct Engine::Impl {
   int latency_chunks = 2;
   bool external_sink = false;
   SchedRecord records[3];  // source, processor, sink: each opened and read by its own thread
-  std::int64_t last_proc_end = 0;  // the processing thread's previous chunk
+  std::int64_t last_proc_start = 0, last_proc_end = 0;  // the processing thread's previous chunk
 
   void note_drop(std::uint64_t seq, bool pool_empty) noexcept {
     ++result.drops;
@@ -121,16 +121,25 @@ struct Engine::Impl {
   }
 
   /// Chunk `r`'s processing split by the processing thread's record: on the CPU (proc_cpu_ns),
-  /// preempted and blocked inside [proc_start, proc_end], and the time the thread was
-  /// preempted while `r` waited for it to finish earlier chunks. [no-alloc, no-block]
+  /// preempted and blocked inside [proc_start, proc_end], and the time the thread was not
+  /// working on earlier chunks while `r` waited for them. [no-alloc, no-block]
   void split_from_record(SchedRecord& rec, ChunkRecord& r) noexcept {
     auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(std::clamp<std::int64_t>(v, 0, 0xffffffffLL)); };
     const OffCpu in = rec.off_between(r.proc_start, r.proc_end);
     r.proc_preempted_ns = u32(in.preempted_ns);
     r.proc_blocked_ns = u32(in.blocked_ns);
     r.proc_cpu_ns = u32(r.proc_end - r.proc_start - in.total());
-    r.busy_off_ns =
-        last_proc_end > r.ready ? u32(rec.off_between(r.ready, std::min(last_proc_end, r.dequeue)).preempted_ns) : 0;
+    // while r waited for earlier chunks, the thread was off the CPU: preempted (the platform's),
+    // or blocked in its own wait for a chunk, asleep while r was queued (the platform's
+    // wake-up); only a block inside the earlier chunk's processing was the chain's work
+    if (last_proc_end > r.ready) {
+      const std::int64_t end = std::min(last_proc_end, r.dequeue);
+      const OffCpu all = rec.off_between(r.ready, end);
+      const OffCpu in_last = rec.off_between(std::max(r.ready, last_proc_start), end);
+      r.busy_off_ns = u32(all.total() - in_last.blocked_ns);
+    } else {
+      r.busy_off_ns = 0;
+    }
     r.flags |= kChunkSwitchRecord;
   }
 
@@ -176,6 +185,7 @@ struct Engine::Impl {
         split_from_record(*rec, r);
       else
         r.proc_cpu_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(thread_cpu_ns() - cpu0, 0, 0xffffffffLL));
+      last_proc_start = r.proc_start;
       last_proc_end = r.proc_end;
       if (ck && ok(st)) result.output_checksums[result.checksummed++] = fnv1a64(c->data, bytes);
       if (ck && !ok(st)) ck_on = false;

@@ -2,12 +2,23 @@
 // one hold-up that delays several chunks is one stall event.
 #include <doctest/doctest.h>
 
-#include <sstream>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <filesystem>
+#include <sstream>
+#include <nlohmann/json.hpp>
+
+#include "rt/clock.hpp"
 #include "rt/run_stats.hpp"
+#include "rt/sched_record.hpp"
 #include "src/report/build.hpp"
 #include "src/report/terminal.hpp"
 #include "tests/stats_fixture.hpp"
+#include "tests/test_util.hpp"
 
 using namespace chunkscope;
 
@@ -300,4 +311,173 @@ TEST_CASE("blame: the report counts the misses the baseline does not explain, in
   print_report(os, r);
   CAPTURE(os.str());
   CHECK(os.str().find("owners chain 1 (1 whose platform wait the baseline does not explain)") != std::string::npos);
+}
+
+// ------------------------------------------------- blame from the scheduler's own record
+
+namespace {
+
+// A process that busy-loops on CPU `cpu` until destroyed: it takes that CPU from whatever
+// else is pinned there, on a quiet machine as on a busy one.
+class Competitor {
+ public:
+  explicit Competitor(int cpu) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      sched_setaffinity(0, sizeof set, &set);
+      for (volatile unsigned long i = 0;; i = i + 1) {
+      }
+    }
+  }
+  ~Competitor() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+bool recorded(const nlohmann::json& j) {
+  return j.at("method").value("blame_from", "").rfind("the scheduler's record", 0) == 0;
+}
+
+// A run's JSON, run on the CLI.
+nlohmann::json run_json(const testutil::TempDir& td, std::vector<std::string> args) {
+  args.push_back("--json");
+  args.push_back(td.file("r.json"));
+  args.push_back("-q");
+  const auto r = testutil::run_cli(args);
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  return testutil::load_json(td.file("r.json"));
+}
+
+// Every miss of a chunk the calibration step ran in (seq % 50 == 0) is the chain's, the step
+// named, unless the platform took most of it (then its cause says so); at least one is.
+void check_calibration_misses(const nlohmann::json& j) {
+  std::size_t chain_named = 0;
+  for (const auto& m : j.at("counts").at("miss_list")) {
+    if (m.at("seq").get<std::uint64_t>() % 50 != 0) continue;
+    CAPTURE(m.dump());
+    if (m.at("owner") == "chain") {
+      CHECK(m.at("step") == 2);
+      ++chain_named;
+    } else {
+      CHECK(m.at("cause") == "process_descheduled");
+    }
+  }
+  CHECK(chain_named >= 1);
+  CHECK(j.at("steps").at("list").at(1).at("misses").get<int>() >= 1);
+}
+
+}  // namespace
+
+TEST_CASE("the switch record: a thread that sleeps gave the CPU up, a thread that shares its CPU with a busy one was preempted") {
+  SchedRecord rec;
+  if (!rec.open()) {
+    MESSAGE("skipped: the kernel refuses perf events here (errno " << rec.error() << ")");
+    return;
+  }
+  const std::int64_t a = now_ns();
+  for (int i = 0; i < 5; ++i) sleep_until_ns(now_ns() + 1'000'000);
+  const OffCpu slept = rec.off_between(a, now_ns());
+  CHECK(slept.blocks >= 5);
+  CHECK(slept.blocked_ns >= 5'000'000);  // each sleep lasts at least its time
+  // pinned to one CPU beside a busy process: the scheduler shares the CPU by preempting
+  cpu_set_t old, one;
+  sched_getaffinity(0, sizeof old, &old);
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+  OffCpu busy;
+  {
+    Competitor c(0);
+    const std::int64_t b = now_ns();
+    spin_until_ns(b + 300'000'000);
+    busy = rec.off_between(b, now_ns());
+  }
+  sched_setaffinity(0, sizeof old, &old);
+  CHECK(busy.preemptions >= 1);
+  CHECK(busy.preempted_ns > 0);
+  const SwitchTotals t = rec.totals();
+  CHECK(t.blocks >= 5);
+  CHECK(t.preemptions >= busy.preemptions);
+  SchedRecord refused;
+  CHECK_FALSE(refused.open(true));
+  CHECK(refused.error() == EACCES);
+}
+
+TEST_CASE("the switch record: a step that spins 3 ms every 50th chunk owns its misses, the step named") {
+  testutil::TempDir td;
+  const auto j = run_json(td, {"synth", "--duration", "3s", "--chunk", "128", "-c", "hp:80 | spin:3ms:every=50 | lp:12k"});
+  if (!recorded(j)) MESSAGE("judged without the record: " << j.at("method").at("blame_from").get<std::string>());
+  check_calibration_misses(j);
+}
+
+TEST_CASE("the switch record: a step that sleeps 3 ms every 50th chunk is blocked, the chain's, the step named") {
+  testutil::TempDir td;
+  const auto j = run_json(td, {"synth", "--duration", "3s", "--chunk", "128", "-c", "hp:80 | sleep:3ms:every=50 | lp:12k"});
+  check_calibration_misses(j);
+  if (!recorded(j)) {
+    MESSAGE("skipped the split: the kernel refuses perf events here");
+    return;
+  }
+  // the sleep is blocked time inside processing, and the processor's own
+  CHECK(j.at("process_split").at("blocked").at("max").get<double>() >= 3e6);
+}
+
+// A chain replayed beside a busy process pinned to the engine's CPU: every miss is the
+// machine's (the chain's processing takes microseconds of its budget), so no miss is the
+// chain's and no step is named, whatever the machine's own load.
+void check_clean_beside_competitor(const std::string& chain, const std::string& chunk) {
+  testutil::TempDir td;
+  const std::string mix = testutil::source_dir() + "/audio/mix_stereo_48k.flac";
+  nlohmann::json j;
+  {
+    Competitor c(0);
+    j = run_json(td, {"replay", mix, "--chunk", chunk, "--cpus", "0", "--baseline", "0.2s", "-c", chain});
+  }
+  if (!recorded(j)) {
+    MESSAGE("skipped: the kernel refuses perf events here");
+    return;
+  }
+  CHECK(j.at("counts").at("miss_owner").at("chain") == 0);
+  for (const auto& s : j.at("steps").at("list")) CHECK(s.at("misses") == 0);
+  for (const auto& m : j.at("counts").at("miss_list")) CHECK(m.at("owner") != "chain");
+  CHECK(j.at("verdict").at("text").get<std::string>().find("step ") == std::string::npos);
+  // the record's split is there: preempted time shown per thread and per chunk
+  bool processor = false;
+  for (const auto& t : j.at("platform").at("threads"))
+    if (t.at("thread") == "processor") processor = t.contains("preempted_ns") && t.contains("blocked_ns");
+  CHECK(processor);
+  CHECK(j.at("process_split").at("preempted").contains("p99"));
+}
+
+TEST_CASE("the switch record: a clean chain beside a busy process on its CPU owns no miss and names no step") {
+  check_clean_beside_competitor("hp:80:4 | lp:12k:8", "64");
+}
+
+TEST_CASE("the switch record: a plugin chain at 32 frames beside a busy process never has its step blamed for time off the CPU") {
+  if (!std::filesystem::exists("/usr/lib/lv2/fil4.lv2")) {
+    MESSAGE("skipped: x42-plugins' fil4 is not installed (scripts/install-deps.sh installs it)");
+    return;
+  }
+  check_clean_beside_competitor("hp:80:4 | lv2:http://gareus.org/oss/lv2/fil4#stereo | lp:12k:8", "32");
+}
+
+TEST_CASE("the switch record: off (as where the kernel refuses), the wall-clock rules judge and the report says so") {
+  testutil::TempDir td;
+  const auto j = run_json(td, {"synth", "--duration", "0.5s", "--switch-record", "off", "-c", "hp:80:4"});
+  CHECK(j.at("method").at("blame_from") == "wall-clock rules (the thread CPU clock; --switch-record off)");
+  CHECK_FALSE(j.contains("process_split"));
+  for (const auto& t : j.at("platform").at("threads")) CHECK_FALSE(t.contains("preempted_ns"));
+  const auto r = testutil::run_cli({"synth", "--duration", "0.5s", "--switch-record", "off", "-c", "hp:80:4"});
+  CHECK(r.out.find("; blame from wall-clock rules (the thread CPU clock; --switch-record off)") != std::string::npos);
+  const auto bad = testutil::run_cli({"synth", "--duration", "0.5s", "--switch-record", "maybe"});
+  CHECK(bad.rc == 2);
 }
