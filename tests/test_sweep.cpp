@@ -11,6 +11,7 @@
 
 #include "src/cli/sweep_cmd.hpp"
 #include "src/report/sweep.hpp"
+#include "rt/run_stats.hpp"
 #include "tests/test_util.hpp"
 
 using namespace chunkscope;
@@ -60,6 +61,42 @@ TEST_CASE("sweep: a cell is safe only with every stream's p95 headroom above 0, 
   s = section({100});
   s.streams[0].headroom_p95_ns.reset();  // no deadline figure
   CHECK_FALSE(sweep_cell_safe(s));
+}
+
+TEST_CASE("sweep: a frontier set by the machine's scheduling says so, with the processing share, and a chain's stays the chain's") {
+  SweepReport r;
+  r.rate = 48000;
+  r.variants = {"cpu"};
+  r.chunks = {16, 32, 256};
+  r.streams = {1, 2};
+  auto cell = [](int chunk, int n, bool safe, std::uint64_t chain, std::uint64_t platform, std::int64_t p95) {
+    SweepCell c = done_cell(chunk, n, safe);
+    c.stall_owner[static_cast<std::size_t>(Owner::chain)] = chain;
+    c.stall_owner[static_cast<std::size_t>(Owner::platform)] = platform;
+    c.budget_ns = static_cast<std::int64_t>(1e9 * chunk / 48000 * 0.8);
+    c.process.count = 100;
+    c.process.p95 = p95;
+    return c;
+  };
+  // 1 stream: the small chunks missed on the platform's account (3 chain, 377 platform);
+  // 2 streams: on the chain's (processing over the budget)
+  r.cells = {cell(16, 1, false, 3, 377, 15'300), cell(32, 1, false, 0, 40, 16'000), cell(256, 1, true, 0, 0, 20'000),
+             cell(16, 2, false, 90, 10, 300'000), cell(32, 2, false, 50, 5, 600'000), cell(256, 2, true, 0, 0, 40'000)};
+  const auto f = sweep_frontier(r);
+  const auto lines = frontier_sentences(r, f.at(0));
+  REQUIRE(lines.size() >= 2);
+  CHECK(lines[0] ==
+        "1 stream: the machine's scheduling limits this chain below 256 frames: 417 of the 420 stall event(s) of the chunks "
+        "below it were the platform's, while processing took at most 5.7% of the budget at p95; the smallest safe chunk "
+        "here is 256 frames (5.333 ms)");
+  CHECK(lines[1] == "2 streams: the smallest safe chunk is 256 frames (5.333 ms)");
+  // no safe size at all, on the platform's account
+  r.cells = {cell(16, 1, false, 0, 9, 1'000), cell(32, 1, false, 1, 9, 1'000), cell(256, 1, false, 0, 3, 1'000)};
+  r.streams = {1};
+  const auto none = frontier_sentences(r, sweep_frontier(r).at(0));
+  CHECK(none.at(0).rfind("1 stream: the machine's scheduling limits this chain at every size in the grid: 21 of the 22 "
+                         "stall event(s) of the chunks in the grid were the platform's",
+                         0) == 0);
 }
 
 TEST_CASE("sweep: the frontier is the smallest safe chunk per stream count and the largest safe count per chunk") {

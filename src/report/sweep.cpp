@@ -109,12 +109,44 @@ std::string SweepCell::verdict_words() const {
   return !safe && needed_chunks > 0 ? cannot_judge_words(fewest_counted, needed_chunks) : verdict_word(safe, 0);
 }
 
+namespace {
+
+// Whose limit a row's frontier is: when the not-safe cells of `n` streams below chunk `below`
+// (all of them when unset) had stall events mostly the platform's, the machine's scheduling
+// and not the chain sets it. "" otherwise; else the words, with the processing share.
+std::string machine_limit(const SweepReport& r, const std::string& variant, int n, std::optional<int> below) {
+  std::uint64_t platform = 0, events = 0;
+  double share = 0;  // the largest processing p95 / budget among those cells
+  for (int c : r.chunks) {
+    const SweepCell* cell = r.find(variant, c, n);
+    if (!cell || cell->state != SweepCell::State::done || cell->safe != false || (below && c >= *below)) continue;
+    platform += cell->stall_owner[static_cast<std::size_t>(Owner::platform)];
+    for (auto k : cell->stall_owner) events += k;
+    if (cell->process.has_data() && cell->budget_ns > 0)
+      share = std::max(share, static_cast<double>(cell->process.p95) / static_cast<double>(cell->budget_ns));
+  }
+  if (events == 0 || 2 * platform <= events) return "";
+  return fmt::format("the machine's scheduling limits this chain{}: {} of the {} stall event(s) of the chunks "
+                     "{} were the platform's, while processing took at most {:.1f}% of the budget at p95",
+                     below ? fmt::format(" below {} frames", *below) : std::string(" at every size in the grid"), platform,
+                     events, below ? "below it" : "in the grid", share * 100);
+}
+
+}  // namespace
+
 std::vector<std::string> frontier_sentences(const SweepReport& r, const SweepFrontier& f) {
   std::vector<std::string> out;
-  for (const auto& [n, c] : f.smallest_safe_chunk)
-    out.push_back(c ? fmt::format("{} stream{}: the smallest safe chunk is {} frames ({})", n, n == 1 ? "" : "s", *c,
-                                  fmt_time(1e9 * *c / r.rate))
-                    : fmt::format("{} stream{}: no chunk size in the grid is safe", n, n == 1 ? "" : "s"));
+  for (const auto& [n, c] : f.smallest_safe_chunk) {
+    const std::string who = machine_limit(r, f.variant, n, c);
+    const std::string rows = fmt::format("{} stream{}", n, n == 1 ? "" : "s");
+    if (!who.empty())  // the smaller chunks failed on the machine's account, not the chain's
+      out.push_back(fmt::format("{}: {}{}", rows, who,
+                                c ? fmt::format("; the smallest safe chunk here is {} frames ({})", *c, fmt_time(1e9 * *c / r.rate))
+                                  : std::string()));
+    else
+      out.push_back(c ? fmt::format("{}: the smallest safe chunk is {} frames ({})", rows, *c, fmt_time(1e9 * *c / r.rate))
+                      : fmt::format("{}: no chunk size in the grid is safe", rows));
+  }
   for (const auto& [c, n] : f.largest_safe_streams)
     out.push_back(n ? fmt::format("chunk {} frames: the largest safe stream count is {}", c, *n)
                     : fmt::format("chunk {} frames: not even {} stream{} safe", c, r.streams.empty() ? 1 : r.streams.front(),
