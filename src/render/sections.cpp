@@ -138,6 +138,11 @@ std::string stage_table(const RunReport& r) {
     if (i != static_cast<int>(Stage::process)) continue;
     if (r.has_step_rows())
       for (const auto& st : r.steps) s += hist_row(fmt::format("  step {} {}", st.index, st.label), st.wall);
+    if (r.process_on_cpu && r.process_preempted && r.process_blocked) {  // the scheduler's record's split
+      row("  on-cpu", *r.process_on_cpu);
+      row("  preempt", *r.process_preempted);
+      row("  blocked", *r.process_blocked);
+    }
     for (int p = 0; p < kPartCount; ++p)
       if (const auto& h = r.part(static_cast<Part>(p))) s += hist_row(std::string("  ") + part_key(static_cast<Part>(p)), *h);
   }

@@ -340,6 +340,17 @@ void baseline_evidence(const Ctx& c, Evidence& ev) {
   if (c.r.platform->load_after) ev["load_after"] = c.r.platform->load_after->load1;
 }
 
+// With the scheduler's record: how long the machine took the processing thread off the CPU
+// inside processing (the platform's part of it), else "".
+std::string preempted_words(const Ctx& c, Evidence& ev) {
+  const auto& p = c.r.process_preempted;
+  if (!p || !p->has_data()) return "";
+  ev["process_preempted_p99_ns"] = static_cast<double>(p->p99);
+  ev["process_preempted_max_ns"] = static_cast<double>(p->max);
+  return fmt::format("; the scheduler's record: processing was preempted up to {} (p99 {}), the platform's time",
+                     ft(static_cast<double>(p->max)), ft(static_cast<double>(p->p99)));
+}
+
 std::string next_for_stage(const Ctx& c, Stage stage) {
   if (stage == Stage::process || stage == Stage::wait_in)
     return fmt::format("time the process stage alone with the run's I/O: {}; then trace one run: `{}`", stage_bench_hint(c),
@@ -472,6 +483,7 @@ void rule_misses(Ctx& c) {
     ev["worst_seq"] = worst_seq;
   }
   text += miss_recurrence(seqs, c.D, ev);
+  text += preempted_words(c, ev);
   const std::optional<Owner> owner = c.r.verdict.owner;
   std::string next = next_for_stage(c, top);
   if (owner == Owner::platform) {

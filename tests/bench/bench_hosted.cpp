@@ -5,7 +5,9 @@
 //   hosting      the example compressor's call as chunkscope times it (its step, the call
 //                alone) and process() as a whole, against the stage called in a bare loop
 //                on the same planar chunks;
-//   audit        process() p50 of a pass-through hosted stage with the audit on and off;
+//   audit        process() p50 of a pass-through hosted stage with the audit on and off,
+//                on by the system calls around each call and on by the thread's
+//                context-switch record (rt/sched_record.hpp), which the engine's threads keep;
 //   interposer   malloc+free through the binary's interposer, not armed, against the C library.
 // Each figure is the median over rounds of each round's p50 of `calls` calls.
 //   bench_hosted COMPRESSOR.so CLEAN.so [rounds] [calls]
@@ -24,6 +26,7 @@
 #include "rt/clock.hpp"
 #include "rt/cpu_backend.hpp"
 #include "rt/denormals.hpp"
+#include "rt/sched_record.hpp"
 #include "src/plan.hpp"
 
 using namespace chunkscope;
@@ -160,7 +163,9 @@ int main(int argc, char** argv) {
   const std::vector<float> in = input();
   std::vector<float> work;
   ScopedFlushDenormals ftz;  // as the processor thread runs
-  std::vector<double> on, off, step, whole, alone, aud, noaud, via, direct, ru, clk;
+  std::vector<double> on, off, step, whole, alone, aud, noaud, via, direct, ru, clk, aud_rec, on_rec;
+  SchedRecord record;  // as an engine thread keeps it
+  const bool have_record = record.open();
   for (int r = 0; r < rounds; ++r) {
     on.push_back(p50_of(calls, [&] { return call_process(timed.be, work, in, -1); }));
     off.push_back(p50_of(calls, [&] { return call_process(untimed.be, work, in, -1); }));
@@ -169,6 +174,12 @@ int main(int argc, char** argv) {
     alone.push_back(p50_of(calls, [&] { return bare.call(in); }));
     aud.push_back(p50_of(calls, [&] { return call_process(audited.be, work, in, -1); }));
     noaud.push_back(p50_of(calls, [&] { return call_process(unaudited.be, work, in, -1); }));
+    if (have_record) {
+      SchedRecord::set_current(&record);
+      aud_rec.push_back(p50_of(calls, [&] { return call_process(audited.be, work, in, -1); }));
+      on_rec.push_back(p50_of(calls, [&] { return call_process(timed.be, work, in, -1); }));
+      SchedRecord::set_current(nullptr);
+    }
     via.push_back(p50_of(calls, [&] { return heap_pairs(true); }));
     direct.push_back(p50_of(calls, [&] { return heap_pairs(false); }));
     ru.push_back(p50_of(calls, one_rusage));
@@ -189,6 +200,16 @@ int main(int argc, char** argv) {
   fmt::print("              of which system calls: getrusage p50 {:.0f} ns and the thread CPU clock p50 {:.0f} ns, "
              "each read twice per call\n",
              median(ru), median(clk));
+  if (have_record)
+    fmt::print("step timing, record  6-step chain process p50 {:.0f} ns timed with the record read per step: {:.1f} ns "
+               "per step over untimed\n",
+               median(on_rec), (median(on_rec) - m_off) / 6);
+  if (have_record)
+    fmt::print("audit, record pass-through stage process p50 {:.0f} ns audited from the context-switch record: {:.0f} ns "
+               "per hosted call over the unaudited call (target <= 300)\n",
+               median(aud_rec), median(aud_rec) - m_noaud);
+  else
+    fmt::print("audit, record not measured: the kernel refuses perf events here (errno {})\n", record.error());
   fmt::print("interposer    64 malloc+free pairs p50 {:.0f} ns through it (not armed), {:.0f} ns straight into the C "
              "library: {:.2f} ns per pair\n",
              median(via), median(direct), (median(via) - median(direct)) / 64);
