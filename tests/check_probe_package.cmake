@@ -53,8 +53,9 @@ if(NOT rc EQUAL 0 OR NOT EXISTS "${incdir}/chunkscope/probe.h" OR NOT EXISTS "${
   message(FATAL_ERROR "pkg-config chunkscope-probe does not name the installed header and library: '${flags}' ${err}")
 endif()
 # ... and a program built with those flags starts from a prefix outside the library path when
-# it carries the library folder as its rpath, as the docs show (without it, the loader does
-# not find the library: the docs say so too, with LD_LIBRARY_PATH as the other way)
+# it carries the library folder as its rpath, as the docs show, and one built without it
+# starts with LD_LIBRARY_PATH, the other way the docs give (whether it starts bare depends on
+# whether the package is also installed under /usr, as CI installs it)
 set(prog ${CLIENT_BUILD}/probe_pkgconfig)
 execute_process(COMMAND sh -c "${CC} ${CLIENT_FLAGS} $(pkg-config --cflags chunkscope-probe) '${SOURCE}/tests/data/probe_pkgconfig.c' -o '${prog}' $(pkg-config --libs chunkscope-probe) -Wl,-rpath,$(pkg-config --variable=libdir chunkscope-probe)"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -68,10 +69,9 @@ if(NOT rc EQUAL 0 OR NOT EXISTS ${CLIENT_BUILD}/probe_pkgconfig.json)
 endif()
 execute_process(COMMAND sh -c "${CC} ${CLIENT_FLAGS} $(pkg-config --cflags chunkscope-probe) '${SOURCE}/tests/data/probe_pkgconfig.c' -o '${prog}_norpath' $(pkg-config --libs chunkscope-probe)"
                 RESULT_VARIABLE rc)
-execute_process(COMMAND env -u LD_LIBRARY_PATH ${prog}_norpath RESULT_VARIABLE bare ERROR_VARIABLE bare_err)
-execute_process(COMMAND env LD_LIBRARY_PATH=${libdir} ${prog}_norpath RESULT_VARIABLE with_path)
-if(NOT rc EQUAL 0 OR bare EQUAL 0 OR NOT bare_err MATCHES "libchunkscope_probe.so" OR NOT with_path EQUAL 0)
-  message(FATAL_ERROR "without the rpath the program should not start (${bare}: ${bare_err}) and should with "
-                      "LD_LIBRARY_PATH (${with_path})")
+execute_process(COMMAND env LD_LIBRARY_PATH=${libdir} ${prog}_norpath RESULT_VARIABLE with_path ERROR_VARIABLE path_err)
+if(NOT rc EQUAL 0 OR NOT with_path EQUAL 0)
+  message(FATAL_ERROR "built without the rpath, the program does not start with LD_LIBRARY_PATH (${rc}, ${with_path}): "
+                      "${path_err}")
 endif()
 message("probe client: the pkg-config build line gives a program that starts (rpath), and with LD_LIBRARY_PATH")

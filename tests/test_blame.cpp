@@ -473,7 +473,7 @@ TEST_CASE("the switch record: a clean chain beside a busy process on its CPU own
   check_clean_beside_competitor("hp:80:4 | lp:12k:8", "64");
 }
 
-TEST_CASE("the switch record: a plugin chain at 32 frames beside a busy process never has its step blamed for time off the CPU") {
+TEST_CASE("plugins: the switch record: a plugin chain at 32 frames beside a busy process never has its step blamed for time off the CPU") {
   if (!std::filesystem::exists("/usr/lib/lv2/fil4.lv2")) {
     MESSAGE("skipped: x42-plugins' fil4 is not installed (scripts/install-deps.sh installs it)");
     return;

@@ -244,9 +244,13 @@ std::string unsafe_steps_words(const RunReport& r) {
     std::vector<std::string> what;
     if (a.allocations + a.frees > 0) what.push_back(fmt::format("{} heap call(s)", a.allocations + a.frees));
     if (a.blocking_calls > 0) what.push_back(fmt::format("{} blocking call(s)", a.blocking_calls));
-    if (a.nonfinite > 0) what.push_back(fmt::format("{} NaN/Inf sample(s)", a.nonfinite));
+    // NaN/Inf output is wrong output, not a real-time hazard: said as what it wrote
+    const std::string wrote = a.nonfinite > 0 ? fmt::format("wrote {} NaN/Inf sample(s)", a.nonfinite) : "";
     if (!what.empty())
-      steps.push_back(fmt::format("step {}, {} is NOT real-time safe ({})", s.index, s.label, fmt::join(what, ", ")));
+      steps.push_back(fmt::format("step {}, {} is NOT real-time safe ({}){}", s.index, s.label, fmt::join(what, ", "),
+                                  wrote.empty() ? "" : " and " + wrote));
+    else if (!wrote.empty())
+      steps.push_back(fmt::format("step {}, {} {}", s.index, s.label, wrote));
   }
   return steps.empty() ? "" : "; but " + fmt::format("{}", fmt::join(steps, "; "));
 }
