@@ -15,7 +15,9 @@ enum ChunkFlags : std::uint32_t {
   kChunkShort = 1u << 0,   // fewer frames than the chunk size (the last chunk of a file)
   kChunkWarmup = 1u << 1,  // among the first --warmup chunks: reported apart
   kChunkMiss = 1u << 2,    // latency above the budget
-  kChunkSwitchRecord = 1u << 3,  // the processing thread's context-switch record timed it (proc_preempted_ns, ...)
+  kChunkSwitchRecord = 1u << 3,  // the processing thread's context-switch record timed queue_in and process
+  kChunkSourceRecord = 1u << 4,  // the source thread's record timed the source stage
+  kChunkSinkRecord = 1u << 5,    // the sink thread's record timed queue_out and sink
 };
 
 /// Stamps in ns on the monotonic clock; durations in ns.
@@ -41,15 +43,17 @@ struct ChunkRecord {
   std::uint32_t hosted_blocked_ns;  // hosted steps' time off the CPU in calls that waited (a lock, a sleep, I/O)
   std::uint32_t step_ns[kMaxTimedSteps];      // from ProcessStats: each step's wall time
   std::uint32_t step_cpu_ns[kMaxTimedSteps];  // CPU time in each step (without the record: hosted steps only)
-  // With the processing thread's context-switch record (kChunkSwitchRecord): its time off
-  // the CPU inside [proc_start, proc_end], preempted and blocked, and its time off the CPU
-  // while this chunk waited for it to finish earlier chunks, but for a block inside the
-  // previous chunk's processing (the chain's work)
-  std::uint32_t proc_preempted_ns, proc_blocked_ns, busy_off_ns;
+  // Each stage's time off the CPU by the context-switch record of the thread that lived it
+  // (source: the source's; queue_in and process: the processor's; queue_out and sink: the
+  // sink's; flags say which were kept), preempted and blocked, in stage order
+  std::uint32_t off_preempted_ns[5], off_blocked_ns[5];
+  // the processor's time off the CPU while this chunk waited for it to finish earlier
+  // chunks, but for a block inside the previous chunk's processing (the chain's work)
+  std::uint32_t busy_off_ns;
   std::uint32_t step_preempt_ns[kMaxTimedSteps];  // each step's time preempted
 };
 static_assert(std::is_trivially_copyable_v<ChunkRecord>);
-static_assert(sizeof(ChunkRecord) == 368, "ChunkRecord is a fixed-size record");
+static_assert(sizeof(ChunkRecord) == 400, "ChunkRecord is a fixed-size record");
 
 struct Chunk {
   ChunkRecord rec;

@@ -120,14 +120,26 @@ struct Engine::Impl {
     }
   }
 
+  /// Stage `stage` of chunk `r`, [a, b], split by the calling thread's record. [no-alloc, no-block]
+  static void note_off(SchedRecord& rec, ChunkRecord& r, int stage, std::int64_t a, std::int64_t b,
+                       std::uint32_t flag) noexcept {
+    const OffCpu off = rec.off_between(a, b);
+    r.off_preempted_ns[stage] = static_cast<std::uint32_t>(std::clamp<std::int64_t>(off.preempted_ns, 0, 0xffffffffLL));
+    r.off_blocked_ns[stage] = static_cast<std::uint32_t>(std::clamp<std::int64_t>(off.blocked_ns, 0, 0xffffffffLL));
+    r.flags |= flag;
+  }
+
   /// Chunk `r`'s processing split by the processing thread's record: on the CPU (proc_cpu_ns),
   /// preempted and blocked inside [proc_start, proc_end], and the time the thread was not
   /// working on earlier chunks while `r` waited for them. [no-alloc, no-block]
   void split_from_record(SchedRecord& rec, ChunkRecord& r) noexcept {
     auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(std::clamp<std::int64_t>(v, 0, 0xffffffffLL)); };
+    const OffCpu wait = rec.off_between(r.ready, r.proc_start);
+    r.off_preempted_ns[1] = u32(wait.preempted_ns);
+    r.off_blocked_ns[1] = u32(wait.blocked_ns);
     const OffCpu in = rec.off_between(r.proc_start, r.proc_end);
-    r.proc_preempted_ns = u32(in.preempted_ns);
-    r.proc_blocked_ns = u32(in.blocked_ns);
+    r.off_preempted_ns[2] = u32(in.preempted_ns);
+    r.off_blocked_ns[2] = u32(in.blocked_ns);
     r.proc_cpu_ns = u32(r.proc_end - r.proc_start - in.total());
     // while r waited for earlier chunks, the thread was off the CPU: preempted (the platform's),
     // or blocked in its own wait for a chunk, asleep while r was queued (the platform's
@@ -350,6 +362,7 @@ struct Engine::Impl {
     r.sched = sched;
     r.woke = woke;
     r.ready = now_ns();
+    if (SchedRecord* rec = SchedRecord::current()) note_off(*rec, r, 0, r.sched, r.ready, kChunkSourceRecord);
     return true;
   }
 
@@ -408,6 +421,10 @@ struct Engine::Impl {
         r.sink_start = now_ns();
         const Status st = sink->consume(c->data, static_cast<int>(r.frames));
         r.emit = now_ns();
+        if (SchedRecord* rec = SchedRecord::current()) {
+          note_off(*rec, r, 3, r.proc_end, r.sink_start, kChunkSinkRecord);
+          note_off(*rec, r, 4, r.sink_start, r.emit, kChunkSinkRecord);
+        }
         if (!ok(st)) {
           result.sink_status = st;
           stop->store(true, std::memory_order_relaxed);  // Engine::request_stop()

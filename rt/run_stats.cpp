@@ -101,7 +101,7 @@ LatencySplit split_latency(const ChunkRecord& r, std::int64_t prev_proc_end, std
   // chain's. With the record every wait inside processing is the chain's code's (the engine
   // waits only outside it): only the time preempted is the platform's.
   if (recorded)
-    on = std::max<std::int64_t>(0, proc - r.proc_preempted_ns);
+    on = std::max<std::int64_t>(0, proc - r.off_preempted_ns[2]);
   else if (r.proc_cpu_ns > 0)
     on = std::min<std::int64_t>(proc, static_cast<std::int64_t>(r.proc_cpu_ns) + std::max<std::int64_t>(0, r.calib_ns) +
                                           std::max<std::int64_t>(0, r.sync_ns) + r.hosted_blocked_ns);
@@ -146,6 +146,8 @@ void RunStats::prepare(const RunStatsConfig& cfg) {
   step_cpu.assign(nsteps, stats::LogHistogram());
   step_preempted.assign(nsteps, stats::LogHistogram());
   proc_on_cpu = proc_preempted = proc_blocked = stats::LogHistogram();
+  off_preempted.fill(stats::LogHistogram());
+  off_blocked.fill(stats::LogHistogram());
   recorded_chunks = 0;
   chain_process_sum = 0;
   chain_process_n = 0;
@@ -354,8 +356,19 @@ void record_switches(RunStats& s, const ChunkRecord& r, const LatencySplit& spli
   ++s.chain_process_n;
   ++s.recorded_chunks;
   s.proc_on_cpu.record(r.proc_cpu_ns);
-  s.proc_preempted.record(r.proc_preempted_ns);
-  s.proc_blocked.record(r.proc_blocked_ns);
+  s.proc_preempted.record(r.off_preempted_ns[2]);
+  s.proc_blocked.record(r.off_blocked_ns[2]);
+}
+
+// Each stage's time off the CPU, where the thread that lived it kept its record. [no-alloc, no-block]
+void record_off_cpu(RunStats& s, const ChunkRecord& r) noexcept {
+  const std::uint32_t by[kStageCount] = {kChunkSourceRecord, kChunkSwitchRecord, kChunkSwitchRecord, kChunkSinkRecord,
+                                         kChunkSinkRecord};
+  for (int i = 0; i < kStageCount; ++i)
+    if (r.flags & by[i]) {
+      s.off_preempted[static_cast<std::size_t>(i)].record(r.off_preempted_ns[i]);
+      s.off_blocked[static_cast<std::size_t>(i)].record(r.off_blocked_ns[i]);
+    }
 }
 
 // Cadence: a chunk a consumer holding the margin's worth of audio would have run dry on.
@@ -414,6 +427,7 @@ void RunStats::add(ChunkRecord& r) noexcept {
   const LatencySplit split = split_latency(r, prev_proc_end_, prev_emit_, prev_off_share_);
   const bool recorded = (r.flags & kChunkSwitchRecord) != 0;
   if (recorded) record_switches(*this, r, split);
+  record_off_cpu(*this, r);
   prev_proc_end_ = r.proc_end;
   prev_off_share_ = split.off_share;
   if (live_latency_) live_latency_->record(nn(L));
@@ -459,7 +473,7 @@ void RunStats::note_miss(ChunkRecord& r, std::int64_t L, const std::int64_t (&st
   const bool recorded = (r.flags & kChunkSwitchRecord) != 0;
   std::int64_t charged[kStageCount];
   std::copy(std::begin(st), std::end(st), std::begin(charged));
-  if (recorded) charged[static_cast<int>(Stage::process)] = std::max<std::int64_t>(0, st[2] - r.proc_preempted_ns);
+  if (recorded) charged[static_cast<int>(Stage::process)] = std::max<std::int64_t>(0, st[2] - r.off_preempted_ns[2]);
   const int worst = miss_stage(charged, cfg_.budget_ns);
   ++miss_blame[static_cast<std::size_t>(worst)];
   const Owner owner = judged_owner(*this, split, charged[static_cast<int>(Stage::process)], recorded);

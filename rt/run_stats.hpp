@@ -227,6 +227,8 @@ class RunStats {
   // "the run loads the machine")
   std::uint64_t recorded_chunks = 0;
   stats::LogHistogram proc_on_cpu, proc_preempted, proc_blocked;
+  // each stage's time off the CPU per counted chunk, by the record of the thread that lived it
+  std::array<stats::LogHistogram, kStageCount> off_preempted, off_blocked;
   std::int64_t chain_process_sum = 0;
   std::uint64_t chain_process_n = 0;
   std::vector<StallEvent> stall_list;                   // the first stall_list_capacity events

@@ -44,7 +44,7 @@ import tempfile
 # ... and the split of processing by the scheduler's record, which a kernel may refuse (and a
 # row 0 for every chunk is named under the table instead)
 ROWS_ON_EVENT = {"stalls", "blame", "late", "platform", "slowest", "worst", "dropped", "exit", "on-cpu", "preempt",
-                 "blocked"}
+                 "blocked", "off-cpu"}
 
 FENCE = re.compile(r"^```")
 MARKER = re.compile(r"^<!--\s*example:\s*(not run|file|continues)\s*:?\s*(.*?)\s*-->\s*$")

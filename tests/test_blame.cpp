@@ -366,8 +366,9 @@ nlohmann::json run_json(const testutil::TempDir& td, std::vector<std::string> ar
   return testutil::load_json(td.file("r.json"));
 }
 
-// Every miss of a chunk the calibration step ran in (seq % 50 == 0) is the chain's, the step
-// named, unless the platform took most of it (then its cause says so); at least one is.
+// Every chain-owned miss of a chunk the calibration step ran in (seq % 50 == 0) names that
+// step, and at least one is the chain's. (On a busy machine the platform may own some: a
+// wake-up or a preemption longer than the step; the record says which, not the test.)
 void check_calibration_misses(const nlohmann::json& j) {
   std::size_t chain_named = 0;
   for (const auto& m : j.at("counts").at("miss_list")) {
@@ -376,8 +377,6 @@ void check_calibration_misses(const nlohmann::json& j) {
     if (m.at("owner") == "chain") {
       CHECK(m.at("step") == 2);
       ++chain_named;
-    } else {
-      CHECK(m.at("cause") == "process_descheduled");
     }
   }
   CHECK(chain_named >= 1);
@@ -439,6 +438,13 @@ TEST_CASE("the switch record: a step that sleeps 3 ms every 50th chunk is blocke
   }
   // the sleep is blocked time inside processing, and the processor's own
   CHECK(j.at("process_split").at("blocked").at("max").get<double>() >= 3e6);
+  // every stage is split by the record of the thread that lived it
+  for (const char* stage : {"source", "queue_in", "process", "queue_out", "sink"}) {
+    CAPTURE(stage);
+    CHECK(j.at("off_cpu").at(stage).at("preempted").at("count").get<double>() > 0);
+    CHECK(j.at("off_cpu").at(stage).at("blocked").contains("p99"));
+  }
+  CHECK(j.at("off_cpu").at("process").at("blocked").at("max").get<double>() >= 3e6);
 }
 
 // A chain replayed beside a busy process pinned to the engine's CPU: every miss is the
@@ -486,6 +492,7 @@ TEST_CASE("the switch record: off (as where the kernel refuses), the wall-clock 
   const auto j = run_json(td, {"synth", "--duration", "0.5s", "--switch-record", "off", "-c", "hp:80:4"});
   CHECK(j.at("method").at("blame_from") == "wall-clock rules (the thread CPU clock; --switch-record off)");
   CHECK_FALSE(j.contains("process_split"));
+  CHECK_FALSE(j.contains("off_cpu"));
   for (const auto& t : j.at("platform").at("threads")) CHECK_FALSE(t.contains("preempted_ns"));
   const auto r = testutil::run_cli({"synth", "--duration", "0.5s", "--switch-record", "off", "-c", "hp:80:4"});
   CHECK(r.out.find("; blame from wall-clock rules (the thread CPU clock; --switch-record off)") != std::string::npos);

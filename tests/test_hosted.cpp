@@ -230,9 +230,18 @@ TEST_CASE("hosted: a miss owned by the chain names the step that took the time")
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   const auto j = testutil::load_json(td.file("r.json"));
   REQUIRE(j.at("counts").at("misses").get<int>() > 0);
-  for (const auto& m : j.at("counts").at("miss_list")) CHECK(m.at("step") == 2);
-  CHECK(testutil::report_step(j, 2).at("misses").get<int>() == j.at("counts").at("misses").get<int>());
-  CHECK(j.at("verdict").at("text").get<std::string>().find("step 2, spin:8ms, took") != std::string::npos);
+  // the spin is the chain's, the step named in each miss the chain owns; on a busy machine
+  // the scheduler's record may show the machine taking the CPU from a spin for most of it,
+  // and that miss is the platform's (its step still the largest of its processing)
+  const int chain = j.at("counts").at("miss_owner").at("chain").get<int>();
+  CHECK(chain >= 1);
+  for (const auto& m : j.at("counts").at("miss_list")) {
+    CHECK(m.at("step") == 2);
+    if (m.at("owner") != "chain") CHECK(m.at("owner") == "platform");
+  }
+  CHECK(testutil::report_step(j, 2).at("misses").get<int>() == chain);
+  if (j.at("verdict").at("owner") == "chain")
+    CHECK(j.at("verdict").at("text").get<std::string>().find("step 2, spin:8ms, took") != std::string::npos);
 }
 
 TEST_CASE("hosted: what cannot be hosted is one line naming the library, exit 2, nothing written") {

@@ -530,6 +530,10 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
 
   fill_method(r, w, env, st);
   r.method.blame_from = blame_method(w, er, st);
+  for (int i = 0; i < kStageCount; ++i)
+    if (st.off_preempted[static_cast<std::size_t>(i)].count() > 0)
+      r.off_cpu[static_cast<std::size_t>(i)] = StageOffCpu{summarize(st.off_preempted[static_cast<std::size_t>(i)]),
+                                                           summarize(st.off_blocked[static_cast<std::size_t>(i)])};
   if (st.recorded_chunks > 0) {
     r.process_on_cpu = summarize(st.proc_on_cpu);
     r.process_preempted = summarize(st.proc_preempted);

@@ -467,6 +467,13 @@ struct StreamsSection {
   }
 };
 
+/// A stage's time off the CPU per counted chunk, from the scheduler's record of the thread
+/// that lived it: preempted (the platform's) and blocked.
+struct StageOffCpu {
+  bool operator==(const StageOffCpu&) const = default;
+  HistSummary preempted, blocked;
+};
+
 /// Whether the command that made a report was given --fail-on-miss and --fail-on-unsafe.
 struct ExitPolicy {
   bool operator==(const ExitPolicy&) const = default;
@@ -491,6 +498,7 @@ struct RunReport {
   std::optional<HistSummary> source_wake, source_read;
   // processing split per chunk by the scheduler's record: on the CPU, preempted, blocked
   std::optional<HistSummary> process_on_cpu, process_preempted, process_blocked;
+  std::array<std::optional<StageOffCpu>, kStageCount> off_cpu;  // per stage, where its thread kept the record
   double dispatches_per_chunk = 0, launches_per_chunk = 0;
   std::optional<Headroom> headroom;  // paced runs with counted chunks
   Verdict verdict;

@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 // The fields of chunkscope.report/1 and chunkscope.compare/1: one description per struct
 // of the model (src/report/model.hpp), read by both the writer and the reader of
 // src/report/schema.cpp (see src/report/fields.hpp for how). A key is spelt here and
@@ -670,6 +671,15 @@ struct Fields<Finding> {
 
 // ================================================================ the run report
 
+template <>
+struct Fields<StageOffCpu> {
+  template <typename IO, typename S>
+  static void each(IO& io, S& o) {
+    io("preempted", o.preempted, kRequired);
+    io("blocked", o.blocked, kRequired);
+  }
+};
+
 // How the command ended: read by the terminal report of the run itself, never written.
 template <>
 struct Fields<ExitPolicy> {
@@ -696,6 +706,8 @@ struct Fields<RunReport> {
     io("counts", r.counts, kRequired);
     io.keyed("stages", r.stages, stage_word, kRequired);
     io.keyed("process_parts", r.process_parts, part_word);
+    io.keyed("off_cpu", r.off_cpu, stage_word,
+             {.write = std::any_of(r.off_cpu.begin(), r.off_cpu.end(), [](const auto& o) { return o.has_value(); })});
     io.object("source_parts", [&](auto& o) {
       o("wake", r.source_wake, kRequired);
       o("read", r.source_read, kRequired);

@@ -328,6 +328,20 @@ void head_lines(std::vector<std::string>& out, const RunReport& r) {
                      r.reason.empty() ? "-" : r.reason));
 }
 
+// Each stage's time off the CPU, from the record of the thread that lived it: p99 and max
+// preempted (the platform's) and blocked, per chunk. "" without the record.
+std::string off_cpu_line(const RunReport& r) {
+  std::string s;
+  for (int i = 0; i < kStageCount; ++i) {
+    const auto& o = r.off_cpu[static_cast<std::size_t>(i)];
+    if (!o) continue;
+    s += fmt::format("{}{} preempted {} / {}, blocked {} / {}", s.empty() ? "" : "; ", stage_key(static_cast<Stage>(i)),
+                     fmt_time(double(o->preempted.p99)), fmt_time(double(o->preempted.max)),
+                     fmt_time(double(o->blocked.p99)), fmt_time(double(o->blocked.max)));
+  }
+  return s.empty() ? "" : "off-cpu    per chunk, p99 / max, from the scheduler's record: " + s;
+}
+
 // The percentile table: stages (source wake-up and read, steps and parts under theirs),
 // end-to-end, overhead and period; rows 0 for every chunk named once under it.
 void stage_table(std::vector<std::string>& out, const RunReport& r) {
@@ -369,6 +383,7 @@ void stage_table(std::vector<std::string>& out, const RunReport& r) {
   line(hist_row("period", r.cadence.period));
   if (!zero.empty()) line(fmt::format("(0 for every chunk, not on this run's path: {})", fmt::join(zero, ", ")));
   if (const auto note = r.after_latency_note(); !note.empty()) line(note);
+  if (const auto off = off_cpu_line(r); !off.empty()) line(off);
   line("");
 }
 
