@@ -342,9 +342,12 @@ bool CpuBackend::audited_call(HostedProcessor& proc, HostedAudit& a, int slot, c
 
 // The audited call judged by the thread's context-switch record: no system call around it.
 // Its time off the CPU is read from the record afterwards: blocked time is the stage's (a
-// lock, a sleep, I/O, a page read in: a blocking call), preempted time the platform's.
+// lock, a sleep, I/O: a blocking call), preempted time the platform's. Only a call that
+// blocked pays a system call: the thread's major faults, which when they rose since the
+// last look file the wait as pages read in (counted apart), not as a wait of the stage's.
 bool CpuBackend::recorded_call(SchedRecord& rec, HostedProcessor& proc, HostedAudit& a, int slot, const AudioView& io,
                                ProcessStats& ps) noexcept {
+  if (majflt_seen_ < 0) majflt_seen_ = thread_waits().major_faults;  // once, in the first call
   alloc_audit::arm();
   const std::int64_t t0 = now_ns();
   const bool ok_call = proc.process(planar_ptrs_.data(), io.frames);
@@ -360,11 +363,21 @@ bool CpuBackend::recorded_call(SchedRecord& rec, HostedProcessor& proc, HostedAu
   a.frees += heap.frees;
   a.preempted_ns += off.preempted_ns;
   if (off.blocks > 0) {
-    if (a.first_block == kNoChunk) a.first_block = io.seq;
-    ++a.blocking_calls;
+    const std::int64_t faults = thread_waits().major_faults;
+    const std::int64_t paged = faults - majflt_seen_;
+    majflt_seen_ = faults;
     a.voluntary_switches += off.blocks;
-    a.blocked_ns += off.blocked_ns;
-    ps.hosted_blocked_ns += off.blocked_ns;
+    if (paged > 0) {
+      if (a.first_paging == kNoChunk) a.first_paging = io.seq;
+      ++a.paging_calls;
+      a.major_faults += static_cast<std::uint64_t>(paged);
+      a.paging_ns += off.blocked_ns;
+    } else {
+      if (a.first_block == kNoChunk) a.first_block = io.seq;
+      ++a.blocking_calls;
+      a.blocked_ns += off.blocked_ns;
+      ps.hosted_blocked_ns += off.blocked_ns;
+    }
   }
   return ok_call;
 }
@@ -393,6 +406,7 @@ void CpuBackend::scan_output(HostedAudit& a, int frames, std::uint64_t seq) noex
 }
 
 void CpuBackend::reset() noexcept {
+  majflt_seen_ = -1;  // the next run's processing thread is another: look afresh
   std::fill(state32_.begin(), state32_.end(), 0.0f);
   std::fill(state64_.begin(), state64_.end(), 0.0);
   for (auto& p : hosted_) p->reset();  // the audit goes on: it counts since prepare()

@@ -126,6 +126,7 @@ class CpuBackend final : public Backend {
   std::vector<HostedAudit> audit_;
   std::vector<float> planar_;        // channels x max_frames floats
   std::vector<float*> planar_ptrs_;  // one per channel
+  std::int64_t majflt_seen_ = -1;  // the processing thread's major faults at the last look (the record's audit)
   std::int64_t cpu_clock_cost_ns_ = 0;  // a read of the thread CPU clock, measured at prepare
   std::string error_;        // why prepare() failed
   char failure_[512] = {};   // why process() failed (written on the processor thread)

@@ -58,6 +58,12 @@ struct Engine::Impl {
   int latency_chunks = 2;
   bool external_sink = false;
   SchedRecord records[3];  // source, processor, sink: each opened and read by its own thread
+  // a device callback's thread: named by its first callback, its record opened by a
+  // supervising thread (attach_callback_record) and then read by the callback alone
+  std::atomic<int> callback_tid{0};
+  SchedRecord callback_record;
+  std::atomic<SchedRecord*> callback_rec{nullptr};
+  bool callback_attached = false;
   std::int64_t last_proc_start = 0, last_proc_end = 0;  // the processing thread's previous chunk
 
   void note_drop(std::uint64_t seq, bool pool_empty) noexcept {
@@ -529,13 +535,34 @@ EngineResult Engine::run() {
   if (cfg.external_source) {
     res.produced = m.push_seq;
     if (res.start_ns == 0) res.start_ns = res.end_ns;
+    // the callbacks are over (finish_source() comes after the stream stopped, or was
+    // disarmed): its record is this thread's to read now
+    if (m.callback_rec.load(std::memory_order_acquire)) res.switch_records[0].totals = m.callback_record.totals();
   }
   m.settle_status();
   return res;
 }
 
+bool Engine::attach_callback_record() noexcept {
+  auto& m = *impl_;
+  if (m.callback_attached) return true;
+  const int tid = m.callback_tid.load(std::memory_order_acquire);
+  if (tid == 0) return false;
+  m.callback_attached = true;
+  auto& out = m.result.switch_records[0];  // the callback is the device stream's source
+  out.kept = cfg_.switch_record && m.callback_record.open(false, tid);
+  out.refused_errno = cfg_.switch_record ? m.callback_record.error() : 0;
+  if (out.kept) m.callback_rec.store(&m.callback_record, std::memory_order_release);
+  return true;
+}
+
 Status Engine::push(const void* src, int frames, std::int64_t sched) noexcept {
   auto& m = *impl_;
+  // the callback's thread, named once for attach_callback_record(); its record once attached
+  if (m.push_seq == 0 && m.callback_tid.load(std::memory_order_relaxed) == 0)
+    m.callback_tid.store(this_tid(), std::memory_order_release);
+  SchedRecord* rec = m.callback_rec.load(std::memory_order_acquire);
+  if (rec != SchedRecord::current()) SchedRecord::set_current(rec);
   if (m.result.start_ns == 0) m.result.start_ns = sched;
   const std::uint64_t seq = m.push_seq++;
   const std::int64_t media = m.push_media;
@@ -558,6 +585,7 @@ Status Engine::push(const void* src, int frames, std::int64_t sched) noexcept {
   r.sched = sched;
   r.woke = sched;  // the callback's hand-over is its wake-up
   r.ready = now_ns();
+  if (rec) Impl::note_off(*rec, r, 0, r.sched, r.ready, kChunkSourceRecord);
   if (cfg_.inline_process) {
     // processed inside the callback, as a JACK or PipeWire client does; queued for the
     // sink thread or, full duplex, for pull()

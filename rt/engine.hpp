@@ -108,6 +108,12 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
+  /// Device streams: once the audio callback has run, opens its thread's context-switch
+  /// record (a thread the engine did not start: opened from here, then read by the callback
+  /// alone). Call from a supervising thread until it returns true; false while no callback
+  /// ran. Whether the kernel refused is in the result. Not real-time (a system call and a mapping).
+  bool attach_callback_record() noexcept;
+
   /// Allocates the pool, queues and trace. `backend` must already be prepared for
   /// cfg.spec. Returns invalid_argument for an impossible configuration. [allocates, no-block]
   Status prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& source, ChunkSink& sink, RunStats& stats);

@@ -360,6 +360,17 @@ void record_switches(RunStats& s, const ChunkRecord& r, const LatencySplit& spli
   s.proc_blocked.record(r.off_blocked_ns[2]);
 }
 
+// A chunk's time preempted over the stages whose thread kept its record; -1 when none did.
+// [no-alloc, no-block]
+std::int64_t preempted_in(const ChunkRecord& r) noexcept {
+  const std::uint32_t by[kStageCount] = {kChunkSourceRecord, kChunkSwitchRecord, kChunkSwitchRecord, kChunkSinkRecord,
+                                         kChunkSinkRecord};
+  std::int64_t sum = -1;
+  for (int i = 0; i < kStageCount; ++i)
+    if (r.flags & by[i]) sum = std::max<std::int64_t>(sum, 0) + r.off_preempted_ns[i];
+  return sum;
+}
+
 // Each stage's time off the CPU, where the thread that lived it kept its record. [no-alloc, no-block]
 void record_off_cpu(RunStats& s, const ChunkRecord& r) noexcept {
   const std::uint32_t by[kStageCount] = {kChunkSourceRecord, kChunkSwitchRecord, kChunkSwitchRecord, kChunkSinkRecord,
@@ -483,7 +494,8 @@ void RunStats::note_miss(ChunkRecord& r, std::int64_t L, const std::int64_t (&st
   const std::int64_t cause_ns = split.ns[static_cast<std::size_t>(cause)];
   if (top_step >= 0 && owner == Owner::chain) ++step_miss[static_cast<std::size_t>(top_step)];
   if (miss_list.size() < miss_list.capacity())  // within reserved capacity
-    miss_list.push_back({r.seq, L, r.emit, static_cast<Stage>(worst), owner, cause, cause_ns, top_step, top_ns});
+    miss_list.push_back(
+        {r.seq, L, r.emit, static_cast<Stage>(worst), owner, cause, cause_ns, top_step, top_ns, preempted_in(r)});
   note_stall(r, L, owner, cause, cause_ns);
 }
 

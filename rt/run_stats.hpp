@@ -138,6 +138,7 @@ struct MissEntry {
   std::int64_t cause_ns;
   std::int32_t step;      // 0-based planned step that took the most time in processing; -1: none timed
   std::int64_t step_ns;   // and its time
+  std::int64_t preempted_ns;  // its stages' time preempted, by the records kept; -1: no record
 };
 
 class RunStats {

@@ -31,7 +31,7 @@ void SchedRecord::set_current(SchedRecord* r) noexcept { t_current = r; }
 
 SchedRecord::~SchedRecord() { close(); }
 
-bool SchedRecord::open(bool refuse) {
+bool SchedRecord::open(bool refuse, int tid) {
   close();
   error_ = 0;
   if (refuse) {
@@ -52,7 +52,7 @@ bool SchedRecord::open(bool refuse) {
   attr.exclude_hv = 1;
   attr.watermark = 1;
   attr.wakeup_watermark = static_cast<std::uint32_t>(kRingPages * 4096);  // nobody polls: no wake-ups
-  const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  const long fd = syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0) {
     error_ = errno;
     return false;

@@ -40,10 +40,12 @@ class SchedRecord {
   SchedRecord& operator=(const SchedRecord&) = delete;
   ~SchedRecord();
 
-  /// Opens the record for the calling thread. False when the kernel refuses (errno kept in
-  /// error(): perf_event_paranoid 3, a seccomp filter, no perf events in a container).
-  /// `refuse` makes it fail as a refused kernel would (the fallback, on request). Not real-time.
-  bool open(bool refuse = false);
+  /// Opens the record for the calling thread, or for thread `tid` of this process (a thread
+  /// another library started: a device callback's), which alone reads it afterwards. False
+  /// when the kernel refuses (errno kept in error(): perf_event_paranoid 3, a seccomp filter,
+  /// no perf events in a container). `refuse` makes it fail as a refused kernel would (the
+  /// fallback, on request). Not real-time.
+  bool open(bool refuse = false, int tid = 0);
   /// Stops recording. Not real-time; on the owning thread, or after it ended.
   void close() noexcept;
   bool active() const noexcept { return base_ != nullptr; }

@@ -127,6 +127,27 @@ TEST_CASE("monitor with a spin longer than the period: underruns and misses, bla
   CHECK(j["verdict"]["realtime_safe"] == false);
 }
 
+TEST_CASE("monitor --inline: the device callback's thread keeps its context-switch record, and processing inside it is split by it") {
+  NEED_JACK();
+  JackServer jack;
+  REQUIRE(jack.ready());
+  testutil::TempDir td;
+  const auto r = run_cli({"monitor", "--inline", "--duration", "2s", "--chain", "hp:80:4 | lp:12k:8", "--json",
+                          td.file("m.json"), "--quiet"});
+  REQUIRE(r.rc == 0);
+  const auto j = testutil::load_json(td.file("m.json"));
+  const std::string method = j["method"]["blame_from"];
+  if (method.rfind("wall-clock rules (the thread CPU clock; the kernel refused", 0) == 0) {
+    MESSAGE("skipped: the kernel refuses perf events here");
+    return;
+  }
+  CHECK(method.rfind("the scheduler's record", 0) == 0);
+  // the callback is the source and the processor: both split by its record
+  CHECK(j["off_cpu"]["source"]["preempted"]["count"].get<double>() > 0);
+  CHECK(j["off_cpu"]["process"]["blocked"]["count"].get<double>() > 0);
+  CHECK(j["process_split"]["on_cpu"]["count"].get<double>() > 0);
+}
+
 TEST_CASE("input-only monitor: no output device, budget D - margin") {
   NEED_JACK();
   JackServer jack;

@@ -123,8 +123,11 @@ std::string supervise(const DeviceStream& stream, StreamSession& session, const 
                       LiveMonitor* live) {
   std::int64_t next_live = t0 + kSecond;
   const std::int64_t stall_ns = std::max<std::int64_t>(500'000'000, 20 * session.setup().chunk_ns);
+  bool attached = false;
   for (;;) {
     sleep_until_ns(now_ns() + 20'000'000);
+    // the callback's thread keeps a context-switch record once it has named itself
+    if (!attached) attached = session.engine().attach_callback_record();
     const std::int64_t t = now_ns();
     if (stop_flag && stop_flag->load()) return "";
     if (duration_ns > 0 && t - t0 >= duration_ns) return "";

@@ -462,7 +462,8 @@ void fill_counts(RunReport& r, const RunStats& st, const EngineResult& er) {
   for (const auto& m : st.miss_list)
     c.miss_list.push_back({m.seq, m.latency_ns, m.blame, static_cast<double>(m.emit_ns - st.first_sched) / 1e9, m.owner,
                            m.cause, m.cause_ns, m.step >= 0 ? std::optional<int>(m.step + 1) : std::nullopt,
-                           m.step >= 0 ? m.step_ns : 0});
+                           m.step >= 0 ? m.step_ns : 0,
+                           m.preempted_ns >= 0 ? std::optional<std::int64_t>(m.preempted_ns) : std::nullopt});
   c.miss_owner = st.miss_owner;
   c.platform_unexplained = st.platform_unexplained;
   c.stalls = st.stalls;

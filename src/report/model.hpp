@@ -176,6 +176,7 @@ struct MissRecord {
   std::int64_t cause_ns = 0;
   std::optional<int> step;     // 1-based planned step that took the most of its processing (CPU runs)
   std::int64_t step_ns = 0;    // and how long it took
+  std::optional<std::int64_t> preempted_ns;  // its time preempted, by the scheduler's record (when kept)
 };
 
 /// One stall event (rt/run_stats.hpp StallEvent), times relative to the first scheduled

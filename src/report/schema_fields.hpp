@@ -327,6 +327,7 @@ struct Fields<MissRecord> {
     io("cause_ns", m.cause_ns, {.duration = true, .write = m.cause.has_value()});
     io("step", m.step);  // 1-based
     io("step_ns", m.step_ns, {.duration = true, .write = m.step.has_value()});
+    io("preempted_ns", m.preempted_ns, kDuration);
   }
   static void after_read(const Node& n, MissRecord& m);
 };
