@@ -305,9 +305,11 @@ void parse_plugin_stage(StageSpec& st, std::string_view text, const std::string&
     st.path = head;
     return;
   }
+  // each side trimmed, as every field is: "ladspa:: lpf" is "ladspa::lpf"
   const auto colon = head.rfind(':');
-  st.label = colon == std::string::npos ? head : head.substr(colon + 1);
-  st.path = colon == std::string::npos ? std::string() : head.substr(0, colon);
+  const std::string_view h(head);
+  st.label = std::string(colon == std::string::npos ? h : trim(h.substr(colon + 1)));
+  st.path = colon == std::string::npos ? std::string() : std::string(trim(h.substr(0, colon)));
   if (st.label.empty()) throw InputError(fmt::format("{}: missing plugin label (usage: {})", where, usage));
 }
 

@@ -85,6 +85,10 @@ TEST_CASE("plugins: lv2: keeps the URI's colons, ladspa: splits library and labe
   CHECK(b.label == "lpf");
   REQUIRE(b.params.size() == 1);
   CHECK(b.params[0].first == "0");  // a port by its index
+  // each side of the library's ':' is trimmed, as every field is
+  CHECK(one("ladspa:: lpf").label == "lpf");
+  CHECK(one("ladspa:: lpf").path.empty());
+  CHECK(one("ladspa: filter.so : lpf").path == "filter.so");
   const StageSpec c = one("ladspa:lpf:cutoff_frequency_hz=500");
   CHECK(c.path.empty());
   CHECK(c.label == "lpf");
