@@ -145,12 +145,11 @@ void RunStats::prepare(const RunStatsConfig& cfg) {
   step_wall.assign(nsteps, stats::LogHistogram());
   step_cpu.assign(nsteps, stats::LogHistogram());
   step_preempted.assign(nsteps, stats::LogHistogram());
-  proc_on_cpu = proc_preempted = proc_blocked = stats::LogHistogram();
+  proc_on_cpu = stats::LogHistogram();
   off_preempted.fill(stats::LogHistogram());
   off_blocked.fill(stats::LogHistogram());
   recorded_chunks = 0;
   chain_process_sum = 0;
-  chain_process_n = 0;
   step_miss.assign(nsteps, 0);
   miss_owner.fill(0);
   miss_owner_ns.fill(0);
@@ -321,8 +320,8 @@ bool run_loads_machine(const RunStats& s, const stats::LogHistogram& process_his
   const RunStatsConfig& cfg = s.config();
   // with the record, processing's own time (preempted time left out): a preempted processor
   // does not hold its CPU
-  const double mean = recorded && s.chain_process_n > 0
-                          ? static_cast<double>(s.chain_process_sum) / static_cast<double>(s.chain_process_n)
+  const double mean = recorded && s.recorded_chunks > 0
+                          ? static_cast<double>(s.chain_process_sum) / static_cast<double>(s.recorded_chunks)
                           : process_hist.mean();
   const double held = mean * std::max(1, cfg.load_streams);
   return 2.0 * held >= static_cast<double>(cfg.chunk_ns) * std::max(1, cfg.cpus);
@@ -353,11 +352,8 @@ Owner judged_owner(RunStats& s, const LatencySplit& split, std::int64_t process_
 // processing time for "the run loads the machine". [no-alloc, no-block]
 void record_switches(RunStats& s, const ChunkRecord& r, const LatencySplit& split) noexcept {
   s.chain_process_sum += split.ns[static_cast<std::size_t>(Cause::process)];
-  ++s.chain_process_n;
   ++s.recorded_chunks;
   s.proc_on_cpu.record(r.proc_cpu_ns);
-  s.proc_preempted.record(r.off_preempted_ns[2]);
-  s.proc_blocked.record(r.off_blocked_ns[2]);
 }
 
 // A chunk's time preempted over the stages whose thread kept its record; -1 when none did.

@@ -227,11 +227,10 @@ class RunStats {
   // on the CPU, preempted and blocked per chunk; the chain's own processing time summed (for
   // "the run loads the machine")
   std::uint64_t recorded_chunks = 0;
-  stats::LogHistogram proc_on_cpu, proc_preempted, proc_blocked;
+  stats::LogHistogram proc_on_cpu;  // preempted and blocked: off_preempted / off_blocked of Stage::process
   // each stage's time off the CPU per counted chunk, by the record of the thread that lived it
   std::array<stats::LogHistogram, kStageCount> off_preempted, off_blocked;
   std::int64_t chain_process_sum = 0;
-  std::uint64_t chain_process_n = 0;
   std::vector<StallEvent> stall_list;                   // the first stall_list_capacity events
   // cadence: chunks a consumer holding the margin's worth of audio would have run dry on
   std::uint64_t dry_chunks = 0;

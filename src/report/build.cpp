@@ -537,8 +537,8 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
                                                            summarize(st.off_blocked[static_cast<std::size_t>(i)])};
   if (st.recorded_chunks > 0) {
     r.process_on_cpu = summarize(st.proc_on_cpu);
-    r.process_preempted = summarize(st.proc_preempted);
-    r.process_blocked = summarize(st.proc_blocked);
+    r.process_preempted = summarize(st.off_preempted[static_cast<std::size_t>(Stage::process)]);
+    r.process_blocked = summarize(st.off_blocked[static_cast<std::size_t>(Stage::process)]);
   }
   fill_counts(r, st, er);
   fill_figures(r, st);
