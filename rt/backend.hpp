@@ -26,6 +26,7 @@ inline constexpr int kMaxChunkFrames = 65536;
 inline constexpr int kMaxTimedSteps = 16;     // steps timed one by one; later steps share the last slot
 
 class HostedFactory;  // rt/hosted.hpp
+struct HostedWatch;   // rt/hosted.hpp
 
 struct ProcessSpec {
   double rate = 48000;
@@ -131,6 +132,9 @@ class Backend {
   /// Text of the last failure that process() or prepare() reported as a status (e.g. the
   /// CUDA error string), or "" when there is none. [no-alloc, no-block] A stored buffer.
   virtual const char* last_error() const noexcept { return ""; }
+  /// The hosted call under way on the processing thread, for a watchdog on another thread;
+  /// nullptr for a backend that runs no hosted code. [no-alloc, no-block]
+  virtual const HostedWatch* hosted_watch() const noexcept { return nullptr; }
 };
 
 }  // namespace chunkscope

@@ -275,25 +275,36 @@ bool CpuBackend::run_hosted(const Step& st, int slot, T* data, const AudioView& 
   HostedProcessor& proc = *hosted_[st.hosted];
   const int channels = spec_.channels;
   to_planar(data, io.frames, channels, planar_ptrs_.data());
+  const char* label = factories_[st.hosted]->label().c_str();
+  const int step = static_cast<int>(&st - steps_.data()) + 1;
+  // the step and chunk for a fault handler; the host marks the foreign call itself
   HostedWhere& where = hosted_where();
   where.chunk.store(io.seq, std::memory_order_relaxed);
-  where.label.store(factories_[st.hosted]->label().c_str(), std::memory_order_relaxed);
-  where.step.store(static_cast<int>(&st - steps_.data()) + 1, std::memory_order_relaxed);
+  where.label.store(label, std::memory_order_relaxed);
+  where.step.store(step, std::memory_order_relaxed);
+  watch_.step.store(step, std::memory_order_relaxed);
+  watch_.label.store(label, std::memory_order_relaxed);
+  watch_.call.store("process", std::memory_order_relaxed);
+  watch_.chunk.store(io.seq, std::memory_order_relaxed);
   bool ok_call;
   if (audit_on_) {
     ok_call = audited_call(proc, audit_[st.hosted], slot, io, ps);
   } else {
     const std::int64_t t0 = now_ns();
+    watch_.since.store(t0, std::memory_order_release);
     ok_call = proc.process(planar_ptrs_.data(), io.frames);
-    ps.step_ns[slot] += clamp32(now_ns() - t0);
+    const std::int64_t t1 = now_ns();
+    watch_.since.store(0, std::memory_order_relaxed);
+    ps.step_ns[slot] += clamp32(t1 - t0);
     ++audit_[st.hosted].calls;
   }
-  where.step.store(0, std::memory_order_relaxed);
   if (!ok_call) {
     const char* why = proc.last_error();
-    set_failure(factories_[st.hosted]->label().c_str(), why && *why ? why : "process() returned an error");
+    set_failure(label, why && *why ? why : "process() returned an error");
+    end_call();
     return false;
   }
+  end_call();
   if (audit_on_) scan_output(audit_[st.hosted], io.frames, io.seq);
   from_planar(data, io.frames, channels, planar_ptrs_.data());
   return true;
@@ -306,8 +317,10 @@ bool CpuBackend::audited_call(HostedProcessor& proc, HostedAudit& a, int slot, c
   const std::int64_t cpu0 = thread_cpu_ns();
   alloc_audit::arm();
   const std::int64_t t0 = now_ns();
+  watch_.since.store(t0, std::memory_order_release);
   const bool ok_call = proc.process(planar_ptrs_.data(), io.frames);
   const std::int64_t t1 = now_ns();
+  watch_.since.store(0, std::memory_order_relaxed);
   const alloc_audit::Counts heap = alloc_audit::disarm();
   // CPU time read around the call, less the clock's own cost; the call cannot have used more
   // CPU than its wall time
@@ -350,8 +363,10 @@ bool CpuBackend::recorded_call(SchedRecord& rec, HostedProcessor& proc, HostedAu
   if (majflt_seen_ < 0) majflt_seen_ = thread_waits().major_faults;  // once, in the first call
   alloc_audit::arm();
   const std::int64_t t0 = now_ns();
+  watch_.since.store(t0, std::memory_order_release);
   const bool ok_call = proc.process(planar_ptrs_.data(), io.frames);
   const std::int64_t t1 = now_ns();
+  watch_.since.store(0, std::memory_order_relaxed);
   const alloc_audit::Counts heap = alloc_audit::disarm();
   const OffCpu off = rec.off_between(t0, t1);
   ++a.calls;
@@ -409,8 +424,43 @@ void CpuBackend::reset() noexcept {
   majflt_seen_ = -1;  // the next run's processing thread is another: look afresh
   std::fill(state32_.begin(), state32_.end(), 0.0f);
   std::fill(state64_.begin(), state64_.end(), 0.0);
-  for (auto& p : hosted_) p->reset();  // the audit goes on: it counts since prepare()
+  // the audit goes on: it counts since prepare(); each reset is watched and marked as a call
+  // of its step's code, as process() is
+  std::size_t h = 0;
+  for (std::size_t i = 0; i < steps_.size() && h < hosted_.size(); ++i) {
+    if (steps_[i].kind != Step::Kind::hosted) continue;
+    const std::size_t k = steps_[i].hosted;
+    begin_call(k, static_cast<int>(i) + 1, "reset", kNoChunk, now_ns());
+    hosted_[k]->reset();
+    end_call();
+    ++h;
+  }
   chunk_index_ = 0;
+}
+
+void CpuBackend::begin_call(std::size_t hosted, int step, const char* call, std::uint64_t chunk,
+                            std::int64_t t0) noexcept {
+  const char* label = factories_[hosted]->label().c_str();
+  HostedWhere& where = hosted_where();
+  where.chunk.store(chunk, std::memory_order_relaxed);
+  where.label.store(label, std::memory_order_relaxed);
+  where.step.store(step, std::memory_order_relaxed);
+  watch_.step.store(step, std::memory_order_relaxed);
+  watch_.label.store(label, std::memory_order_relaxed);
+  watch_.call.store(call, std::memory_order_relaxed);
+  watch_.chunk.store(chunk, std::memory_order_relaxed);
+  watch_.since.store(t0, std::memory_order_release);
+}
+
+void CpuBackend::end_call() noexcept {
+  watch_.since.store(0, std::memory_order_relaxed);
+  HostedWhere& where = hosted_where();
+  where.step.store(0, std::memory_order_relaxed);
+  where.chunk.store(kNoChunk, std::memory_order_relaxed);
+}
+
+std::uint32_t CpuBackend::hosted_latency(std::size_t i) const noexcept {
+  return i < hosted_.size() ? hosted_[i]->latency_frames() : 0;
 }
 
 }  // namespace chunkscope

@@ -90,9 +90,8 @@ class CpuBackend final : public Backend {
   /// The audit of each hosted step since prepare(), in step order. [no-alloc, no-block]
   const std::vector<HostedAudit>& hosted_audit() const noexcept { return audit_; }
   /// The frames of delay hosted step `i` declares. [no-alloc, no-block]
-  std::uint32_t hosted_latency(std::size_t i) const noexcept {
-    return i < hosted_.size() ? hosted_[i]->latency_frames() : 0;
-  }
+  std::uint32_t hosted_latency(std::size_t i) const noexcept;
+  const HostedWatch* hosted_watch() const noexcept override { return &watch_; }
 
  private:
   using Step = StepLayout;  // offsets into coef32_/coef64_ and state32_/state64_
@@ -109,6 +108,10 @@ class CpuBackend final : public Backend {
   bool prepare_hosted(const ProcessSpec& spec, const ChainLayout& lay);
   /// One hosted call timed and audited: heap calls, voluntary switches, CPU time. Returns
   /// what process() returned. [no-alloc, no-block] as far as the hosted code is.
+  /// Publishes hosted call `call` of step `step` (0-based index into steps_) as under way
+  /// since `t0` for the watchdog and the fault handler; end_call() takes it back. [no-alloc, no-block]
+  void begin_call(std::size_t hosted, int step, const char* call, std::uint64_t chunk, std::int64_t t0) noexcept;
+  void end_call() noexcept;
   bool audited_call(HostedProcessor& proc, HostedAudit& a, int slot, const AudioView& io, ProcessStats& ps) noexcept;
   bool recorded_call(SchedRecord& rec, HostedProcessor& proc, HostedAudit& a, int slot, const AudioView& io,
                      ProcessStats& ps) noexcept;
@@ -124,6 +127,7 @@ class CpuBackend final : public Backend {
   std::vector<std::shared_ptr<const HostedFactory>> factories_;
   std::vector<std::unique_ptr<HostedProcessor>> hosted_;
   std::vector<HostedAudit> audit_;
+  HostedWatch watch_;  // the hosted call under way (a watchdog reads it)
   std::vector<float> planar_;        // channels x max_frames floats
   std::vector<float*> planar_ptrs_;  // one per channel
   std::int64_t majflt_seen_ = -1;  // the processing thread's major faults at the last look (the record's audit)

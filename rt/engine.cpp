@@ -1,5 +1,7 @@
 #include "rt/engine.hpp"
 
+#include "rt/alt_stack.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,9 +12,11 @@
 #include <unistd.h>
 #include <thread>
 
+#include "rt/alt_stack.hpp"
 #include "rt/checksum.hpp"
 #include "rt/clock.hpp"
 #include "rt/denormals.hpp"
+#include "rt/hosted.hpp"
 #include "rt/run_stats.hpp"
 
 namespace chunkscope {
@@ -45,6 +49,8 @@ struct Engine::Impl {
   bool ck_on = false;            // checksums still being recorded (the processing side's)
   std::size_t bytes_per_frame = 0;
   bool ran = false;
+  std::atomic<bool> gave_up{false};  // set with `abandoned`, for a supervising thread
+  bool abandoned = false;  // a thread was left in a hosted call that did not return: kept for the process's life
   // device mode (push/pull run on the audio callback thread)
   std::uint64_t push_seq = 0;
   std::int64_t push_media = 0;
@@ -86,6 +92,7 @@ struct Engine::Impl {
   /// record (opened before the loop: one system call and a mapping, no heap), and its usage
   /// so far. [no-alloc, no-block]
   ThreadUsage start_thread(int index) noexcept {
+    ensure_alt_stack();  // a fault handler runs even when hosted code overflowed this stack
     if (!ok(apply_thread_policy(cfg.policy, index))) {
       policy_refused.store(true, std::memory_order_relaxed);
       stop->store(true, std::memory_order_relaxed);
@@ -444,6 +451,38 @@ struct Engine::Impl {
     end_thread(2);
   }
 
+  /// Waits until `done()`, watching the backend's hosted call: true (result.stuck filled, the
+  /// run stopped, processing marked done so the sink drains what it has) when a call has been
+  /// under way longer than the step timeout. [blocks] The run's own thread.
+  template <class Done>
+  bool watch_hosted(Done done) noexcept {
+    const HostedWatch* w = backend->hosted_watch();
+    const std::int64_t limit = cfg.step_timeout_ns;
+    const std::int64_t poll = std::clamp<std::int64_t>(limit / 10, 1'000'000, 50'000'000);
+    while (!done()) {
+      const std::int64_t now = now_ns();
+      const std::int64_t since = w->since.load(std::memory_order_acquire);
+      if (since > 0 && now - since > limit) {
+        StuckCall& st = result.stuck;
+        st.stuck = true;
+        st.step = w->step.load(std::memory_order_relaxed);
+        st.label = w->label.load(std::memory_order_relaxed);
+        st.call = w->call.load(std::memory_order_relaxed);
+        st.chunk = w->chunk.load(std::memory_order_relaxed);
+        st.for_ns = now - since;
+        st.timeout_ns = limit;
+        result.process_status = Status::stage_stuck;
+        abandoned = true;
+        gave_up.store(true, std::memory_order_release);
+        stop->store(true, std::memory_order_relaxed);
+        processor_done.store(true, std::memory_order_release);
+        return true;
+      }
+      sleep_until_ns(now + poll);
+    }
+    return false;
+  }
+
   /// The run's status once its threads are done: the first failure of the policy, the
   /// source, processing or the sink; a source that was neither stopped nor failed ended.
   void settle_status() noexcept {
@@ -463,7 +502,11 @@ struct Engine::Impl {
 };
 
 Engine::Engine() : impl_(std::make_unique<Impl>()) {}
-Engine::~Engine() = default;
+Engine::~Engine() {
+  // a thread still inside a hosted call may return one day and touch the pool, the queues and
+  // the result: they outlive the engine, for the life of the process
+  if (impl_ && impl_->abandoned) static_cast<void>(impl_.release());
+}
 
 Status Engine::prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& source, ChunkSink& sink,
                        RunStats& stats) {
@@ -472,6 +515,7 @@ Status Engine::prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& s
       (!cfg.max_speed && !(cfg.speed > 0)))
     return Status::invalid_argument;
   cfg_ = cfg;
+  if (impl_ && impl_->abandoned) static_cast<void>(impl_.release());  // see ~Engine()
   impl_ = std::make_unique<Impl>();
   auto& m = *impl_;
   const std::size_t pool = 2 * static_cast<std::size_t>(cfg.queue_depth) + 2;
@@ -523,11 +567,18 @@ EngineResult Engine::run() {
   if (!cfg.external_sink) sink_thread = std::thread([&m]() noexcept { m.sink_loop(); });
   if (!inline_process) processor_thread = std::thread([&m, &cfg]() noexcept { m.processor_loop(cfg); });
   if (!cfg.external_source) source_thread = std::thread([&m, &cfg]() noexcept { m.source_loop(cfg); });
+  // the thread that runs the backend, watched for a hosted call that does not return; one
+  // that does not is left behind (it cannot be stopped), the others end as on a stop request
+  const bool watch = cfg.step_timeout_ns > 0 && m.backend->hosted_watch() != nullptr;
+  std::thread& runner = inline_process ? source_thread : processor_thread;
+  if (watch && runner.joinable() && m.watch_hosted([&m] { return m.processor_done.load(std::memory_order_acquire); }))
+    runner.detach();
   if (source_thread.joinable()) source_thread.join();
   if (processor_thread.joinable()) processor_thread.join();
   if (inline_process && cfg.external_source) {
     // the device callback processes: the run lasts until finish_source()
-    while (!m.source_done.load(std::memory_order_acquire)) sleep_until_ns(now_ns() + 1'000'000);
+    if (!watch || !m.watch_hosted([&m] { return m.source_done.load(std::memory_order_acquire); }))
+      while (!m.source_done.load(std::memory_order_acquire)) sleep_until_ns(now_ns() + 1'000'000);
     m.processor_done.store(true, std::memory_order_release);
   }
   if (sink_thread.joinable()) sink_thread.join();
@@ -541,6 +592,10 @@ EngineResult Engine::run() {
   }
   m.settle_status();
   return res;
+}
+
+bool Engine::gave_up_on_hosted_call() const noexcept {
+  return impl_ && impl_->gave_up.load(std::memory_order_acquire);
 }
 
 bool Engine::attach_callback_record() noexcept {
@@ -559,8 +614,10 @@ bool Engine::attach_callback_record() noexcept {
 Status Engine::push(const void* src, int frames, std::int64_t sched) noexcept {
   auto& m = *impl_;
   // the callback's thread, named once for attach_callback_record(); its record once attached
-  if (m.push_seq == 0 && m.callback_tid.load(std::memory_order_relaxed) == 0)
+  if (m.push_seq == 0 && m.callback_tid.load(std::memory_order_relaxed) == 0) {
+    ensure_alt_stack();  // once, on the callback's first call: a mapping and a system call
     m.callback_tid.store(this_tid(), std::memory_order_release);
+  }
   SchedRecord* rec = m.callback_rec.load(std::memory_order_acquire);
   if (rec != SchedRecord::current()) SchedRecord::set_current(rec);
   if (m.result.start_ns == 0) m.result.start_ns = sched;

@@ -60,6 +60,22 @@ struct EngineConfig {
   // and processing is split and blamed from it; false, or where the kernel refuses, the
   // thread CPU clock and the wall-clock rules judge instead.
   bool switch_record = true;
+  // A hosted call that has not returned after this long (ns) ends the run: the thread running
+  // it is left behind and the run returns Status::stage_stuck with the call described. 0: no
+  // watch. The run's own thread polls the backend's HostedWatch, at a tenth of this period
+  // (at most every 50 ms).
+  std::int64_t step_timeout_ns = 0;
+};
+
+/// A hosted call that did not return within EngineConfig::step_timeout_ns.
+struct StuckCall {
+  bool stuck = false;
+  int step = 0;                  // the planned step, 1-based
+  const char* label = nullptr;   // the step's code, as reports name it (the backend's storage)
+  const char* call = nullptr;    // "process", "reset"
+  std::uint64_t chunk = ~std::uint64_t{0};  // the chunk it was processing (none: all ones)
+  std::int64_t for_ns = 0;       // how long it had been in the call when the run gave up on it
+  std::int64_t timeout_ns = 0;   // the step timeout it broke
 };
 
 struct EngineResult {
@@ -97,6 +113,10 @@ struct EngineResult {
     SwitchTotals totals;
   };
   SwitchRecordResult switch_records[3];
+  // stage_stuck: the call that did not return. Its thread still runs it: the engine keeps
+  // what that thread may touch (its Impl) for the life of the process, and the caller must
+  // end the process, not destroy the backend, once it has reported.
+  StuckCall stuck;
 };
 
 class Engine {
@@ -113,6 +133,10 @@ class Engine {
   /// alone). Call from a supervising thread until it returns true; false while no callback
   /// ran. Whether the kernel refused is in the result. Not real-time (a system call and a mapping).
   bool attach_callback_record() noexcept;
+  /// Whether the run gave up on a hosted call that did not return (EngineResult::stuck), for
+  /// a supervising thread while run() is under way: the device stream must then be left as it
+  /// is (a callback inside the call cannot be waited for). [no-alloc, no-block]
+  bool gave_up_on_hosted_call() const noexcept;
 
   /// Allocates the pool, queues and trace. `backend` must already be prepared for
   /// cfg.spec. Returns invalid_argument for an impossible configuration. [allocates, no-block]

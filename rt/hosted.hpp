@@ -72,18 +72,66 @@ struct HostedAudit {
   bool allocations_counted = true;           // false: this build has no allocation interposer
 };
 
-/// Where a thread is while it runs hosted code, for a crash handler: the planned step (1-based)
-/// and the chunk's sequence number while process() runs, or, with step 0, the non-real-time
-/// call under way ("loading", "create", "destroy"; nullptr: none); and the code's label.
-/// Written by the backend (and the loader) with relaxed stores around each call. [no-alloc, no-block]
+/// Where a thread is while it runs hosted code, for a crash handler and the exit guard.
+/// `step` (1-based) and `chunk` say which planned step and which chunk the backend is running
+/// (its own code around the call included; chunk kNoChunk outside process()); `phase` names
+/// the call into foreign code under way ("process", "run", "reset", "create", "loading"...)
+/// and is nullptr while chunkscope's own code runs: only a fault or an exit while `phase` is
+/// set is blamed on the code named by `label`. Written by the backend and the hosts with
+/// relaxed stores around each call. [no-alloc, no-block]
 struct HostedWhere {
   std::atomic<int> step{0};
   std::atomic<const char*> label{nullptr};
-  std::atomic<std::uint64_t> chunk{0};
+  std::atomic<std::uint64_t> chunk{kNoChunk};
   std::atomic<const char*> phase{nullptr};
 };
 /// The calling thread's record (a fault is handled on the thread that faulted). [no-alloc, no-block]
 HostedWhere& hosted_where() noexcept;
+
+/// Marks the calling thread as inside one call into hosted code named `call` (static
+/// storage), the label being the one the backend set: the mark covers the foreign call and
+/// nothing of chunkscope's around it. Puts back the mark it found at scope exit (a plugin
+/// calling back into the host, which calls it again). [no-alloc, no-block]
+class ForeignCall {
+ public:
+  explicit ForeignCall(const char* call) noexcept : prev_(hosted_where().phase.load(std::memory_order_relaxed)) {
+    hosted_where().phase.store(call, std::memory_order_relaxed);
+  }
+  ~ForeignCall() { hosted_where().phase.store(prev_, std::memory_order_relaxed); }
+  ForeignCall(const ForeignCall&) = delete;
+  ForeignCall& operator=(const ForeignCall&) = delete;
+
+ private:
+  const char* prev_;
+};
+
+/// Marks the calling thread as inside chunkscope's own code while a foreign call is under way
+/// (a host function a plugin calls: the LV2 worker's schedule, the log, the URID map): a
+/// fault there is the host's, not the plugin's. [no-alloc, no-block]
+class HostCode {
+ public:
+  HostCode() noexcept : prev_(hosted_where().phase.load(std::memory_order_relaxed)) {
+    hosted_where().phase.store(nullptr, std::memory_order_relaxed);
+  }
+  ~HostCode() { hosted_where().phase.store(prev_, std::memory_order_relaxed); }
+  HostCode(const HostCode&) = delete;
+  HostCode& operator=(const HostCode&) = delete;
+
+ private:
+  const char* prev_;
+};
+
+/// A hosted call in progress on a backend's processing thread, for a watchdog on another
+/// thread: `since` is the call's start on the monotonic clock (0: no call under way), the
+/// rest says which. Written by the backend (relaxed stores, `since` last on entry and first
+/// on return), read by anyone. [no-alloc, no-block]
+struct HostedWatch {
+  std::atomic<std::int64_t> since{0};
+  std::atomic<int> step{0};
+  std::atomic<const char*> label{nullptr};
+  std::atomic<const char*> call{nullptr};
+  std::atomic<std::uint64_t> chunk{kNoChunk};
+};
 
 /// Marks the calling thread as inside a non-real-time call of hosted code (`phase`, `label`:
 /// static or outliving the scope) for a crash handler, and puts back the call it was in (a

@@ -17,6 +17,7 @@ const char* describe(Status s) noexcept {
     case Status::io_error: return "I/O error";
     case Status::interrupted: return "interrupted";
     case Status::stage_failed: return "a hosted stage failed";
+    case Status::stage_stuck: return "a hosted call did not return";
   }
   return "unknown status";
 }

@@ -19,6 +19,7 @@ enum class Status : std::uint8_t {
   io_error,           // a read or write failed
   interrupted,        // stopped by a signal or a request
   stage_failed,       // a hosted step's process() reported a failure
+  stage_stuck,        // a hosted call had not returned after the step timeout
 };
 
 /// Short English description of a status. [no-alloc, no-block] Returns a literal.

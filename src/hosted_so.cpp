@@ -19,8 +19,11 @@ using Params = std::vector<std::pair<std::string, std::string>>;
 struct Library {
   void* handle = nullptr;
   const chunkscope_stage_descriptor* desc = nullptr;
+  std::string path;
   ~Library() {
-    if (handle) dlclose(handle);
+    if (!handle) return;
+    HostedPhase in("unloading", path.c_str());  // the library's destructors run here
+    dlclose(handle);
   }
 };
 
@@ -38,20 +41,38 @@ class SoProcessor final : public HostedProcessor {
     for (void* inst : insts_) lib_->desc->destroy(inst);
   }
   bool process(float* const* channels, int frames) noexcept override {
-    if (insts_.size() == 1) return lib_->desc->process(insts_[0], channels, frames) == 0;
-    for (std::size_t c = 0; c < insts_.size(); ++c)
-      if (lib_->desc->process(insts_[c], &channels[c], frames) != 0) {
+    const auto run = lib_->desc->process;
+    if (insts_.size() == 1) {
+      const ForeignCall in("process");
+      return run(insts_[0], channels, frames) == 0;
+    }
+    for (std::size_t c = 0; c < insts_.size(); ++c) {
+      int rc;
+      {
+        const ForeignCall in("process");
+        rc = run(insts_[c], &channels[c], frames);
+      }
+      if (rc != 0) {
         failed_ = c;
         return false;
       }
+    }
     return true;
   }
   void reset() noexcept override {
-    if (lib_->desc->reset)
-      for (void* inst : insts_) lib_->desc->reset(inst);
+    if (!lib_->desc->reset) return;
+    for (void* inst : insts_) {
+      const ForeignCall in("reset");
+      lib_->desc->reset(inst);
+    }
   }
   const char* last_error() const noexcept override {
-    const char* e = lib_->desc->last_error ? lib_->desc->last_error(insts_[failed_]) : nullptr;
+    if (!lib_->desc->last_error) return "";
+    const char* e;
+    {
+      const ForeignCall in("last_error");
+      e = lib_->desc->last_error(insts_[failed_]);
+    }
     return e ? e : "";
   }
   std::uint32_t latency_frames() const noexcept override { return latency_; }
@@ -162,6 +183,7 @@ std::shared_ptr<const HostedFactory> load_so_stage(const std::string& path, cons
   // dlopen searches the library path for a name without '/': make it a path
   const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
   auto lib = std::make_shared<Library>();
+  lib->path = path;
   {
     HostedPhase in("loading", path.c_str());  // the library's own constructors run here
     lib->handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -21,6 +21,17 @@ bool parse_on_off(const std::string& s, const char* what) {
   throw InputError(fmt::format("{}: '{}' is not on or off", what, s));
 }
 
+std::int64_t step_timeout_ns(const std::string& text, int chunk_frames, double rate) {
+  if (text == "off") return 0;
+  if (text == "auto") {
+    const double hundred_chunks = rate > 0 ? 100.0 * chunk_frames / rate * 1e9 : 0;
+    return std::max<std::int64_t>(2'000'000'000, std::llround(hundred_chunks));
+  }
+  const std::int64_t ns = parse_duration_ns(text, "--step-timeout");
+  if (ns <= 0) throw InputError(fmt::format("--step-timeout: '{}' is not a positive duration (or auto, off)", text));
+  return ns;
+}
+
 const char* short_chunk_name(bool recapture) { return recapture ? "recapture" : "eager"; }
 
 bool parse_short_chunk(const std::string& s, const char* what) {

@@ -98,6 +98,9 @@ struct StreamOptions {
   WaitMode wait = WaitMode::block;  // how the source paces and the consumers wait for their queues
   bool inline_process = false;     // process on the source's thread (the device callback for monitor)
   bool switch_record = true;       // blame from each engine thread's context-switch record; off: the wall-clock rules
+  // a hosted call that has not returned after this long ends the run (docs/profiler.md, "When
+  // hosted code fails"): "auto" (the larger of 2 s and 100 chunk durations), "off", or a duration
+  std::string step_timeout = "auto";
   bool ftz = true;                 // process with denormals flushed (FTZ/DAZ), as real-time hosts do; --ftz off: not
   // Live metrics (docs/profiler.md, "Live metrics"): replay, synth, monitor
   std::string metrics_listen;      // ADDR:PORT served over HTTP for Prometheus; "": none
@@ -189,6 +192,10 @@ std::int64_t baseline_ns(const StreamOptions& o);
 /// Parses a CPU list: numbers and ranges separated by commas ("0,2", "0-3", "1,3-4"), in
 /// the order given, each CPU once. `cpus_on_machine` (> 0) bounds them. Throws InputError
 /// naming `what`: "--cpus: CPU 7 does not exist (this machine has 2)".
+/// --step-timeout as nanoseconds for a stream of `chunk_frames` at `rate`: "auto" (the larger
+/// of 2 s and 100 chunk durations), "off" (0), or a duration ("5s", "500ms"); InputError otherwise.
+std::int64_t step_timeout_ns(const std::string& text, int chunk_frames, double rate);
+
 std::vector<int> parse_cpu_list(const std::string& text, int cpus_on_machine, const char* what = "--cpus");
 
 /// The engine threads' policy the options ask for: SCHED_FIFO at rt_priority under --rt,

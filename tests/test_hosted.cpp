@@ -4,9 +4,14 @@
 #include <doctest/doctest.h>
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +25,7 @@
 #include "rt/denormals.hpp"
 #include "src/chain_spec.hpp"
 #include "src/cli/compare_cmd.hpp"
+#include "src/cli/signals.hpp"
 #include "src/errors.hpp"
 #include "src/plan.hpp"
 #include "src/report/schema.hpp"
@@ -449,6 +455,175 @@ TEST_CASE("hosted: a stage that crashes gives one line naming the step, the sign
   CHECK(r.rc == 4);
   CHECK(r.err.find("so:libbad_stage.so crashed with SIGABRT (abort) in create") != std::string::npos);
   CHECK_FALSE(fs::exists(td.file("out.wav")));
+}
+
+namespace {
+// No file of the run is left: no audio, no report, no .partial temporary.
+void check_nothing_left(const testutil::TempDir& td) {
+  CHECK_FALSE(fs::exists(td.file("out.wav")));
+  CHECK_FALSE(fs::exists(td.file("r.json")));
+  for (const auto& e : fs::directory_iterator(td.path())) CHECK(e.path().filename().string().find(".partial") == std::string::npos);
+}
+}  // namespace
+
+TEST_CASE("hosted: a stack overflow, exit(), quick_exit() and _exit() inside process() each end the run named, exit 4, nothing left") {
+  testutil::TempDir td;
+  struct Case {
+    std::string param, words;
+  };
+  for (const Case& c : {Case{"overflow_at=40", "crashed with SIGSEGV"}, Case{"exit_at=40", "called exit(0)"},
+                        Case{"exit_at=40:exit_via=2:exit_status=3", "called quick_exit(3)"},
+                        Case{"exit_at=40:exit_via=3:exit_status=7", "called _exit(7)"}}) {
+    CAPTURE(c.param);
+    const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "lp:9k | so:" + kBad + ":" + c.param, "-o",
+                                      td.file("out.wav"), "--json", td.file("r.json")});
+    CHECK(r.rc == 4);
+    CHECK(r.err.find("step 2, so:libbad_stage.so, " + c.words) != std::string::npos);
+    CHECK(r.err.find("while processing chunk 40; no report written") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    check_nothing_left(td);
+  }
+}
+
+TEST_CASE("hosted: reset(), last_error(), latency() and destroy() that crash are each named by their call, exit 4") {
+  testutil::TempDir td;
+  // compare resets every variant between rounds
+  auto r = testutil::run_cli({"compare", mix(), "--variants", "a=so:" + kBad + ":crash_in=1;b=lp:9k", "--rounds", "2",
+                              "--speed", "max", "--json", td.file("r.json")});
+  CHECK(r.rc == 4);
+  CHECK(r.err.find("step 1, so:libbad_stage.so, crashed with SIGSEGV (invalid memory access) in reset; no report written") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(td.file("r.json")));
+  r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "so:" + kBad + ":fail_at=10:crash_in=3", "-o", td.file("out.wav")});
+  CHECK(r.rc == 4);
+  CHECK(r.err.find("step 1, so:libbad_stage.so, crashed with SIGSEGV (invalid memory access) in last_error while "
+                   "processing chunk 10") != std::string::npos);
+  check_nothing_left(td);
+  r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "so:" + kBad + ":crash_in=2", "-o", td.file("out.wav")});
+  CHECK(r.rc == 4);
+  CHECK(r.err.find("so:libbad_stage.so crashed with SIGSEGV (invalid memory access) in latency; no report written") !=
+        std::string::npos);
+  check_nothing_left(td);
+  // after the run: the complete output stays, the line says only what was removed
+  r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "so:" + kBad + ":crash_in=4", "-o", td.file("out.wav"), "-q"});
+  CHECK(r.rc == 4);
+  CHECK(r.err.find("so:libbad_stage.so crashed with SIGSEGV (invalid memory access) in destroy; outputs not yet complete "
+                   "removed") != std::string::npos);
+  CHECK(fs::exists(td.file("out.wav")));
+}
+
+TEST_CASE("hosted: a process() that never returns ends the run after --step-timeout with the report of the chunks before it") {
+  testutil::TempDir td;
+  const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "lp:9k | so:" + kBad + ":hang_at=50", "-o",
+                                    td.file("out.wav"), "--json", td.file("r.json"), "--step-timeout", "1s", "-q"});
+  CHECK(r.rc == 4);
+  CHECK(r.err.find("chunkscope: step 2, so:libbad_stage.so, had not returned from process() after ") != std::string::npos);
+  CHECK(r.err.find("while processing chunk 50 (--step-timeout 1s); the report of the chunks before it was written, marked "
+                   "incomplete") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(td.file("out.wav")));
+  for (const auto& e : fs::directory_iterator(td.path())) CHECK(e.path().filename().string().find(".partial") == std::string::npos);
+  const auto j = testutil::load_json(td.file("r.json"));
+  CHECK(j.at("state") == "incomplete");
+  CHECK(j.at("stuck").at("step") == 2);
+  CHECK(j.at("stuck").at("chunk") == 50);
+  CHECK(j.at("stuck").at("call") == "process");
+  CHECK(j.at("stuck").at("stuck_ns").get<std::int64_t>() >= 1'000'000'000);
+  CHECK(j.at("counts").at("emitted") == 50);  // every chunk before the stuck one, measured and kept
+  CHECK(j.at("diagnosis").at(0).at("rule") == "stuck_step");
+  CHECK(j.at("verdict").at("realtime_safe") == false);
+  const auto back = testutil::run_cli({"report", td.file("r.json")});
+  CHECK(back.rc == 0);
+  CHECK(back.out.find("stopped returning from process() at chunk 50") != std::string::npos);
+}
+
+TEST_CASE("hosted: compare, sweep and stage-bench end on a call that never returns, naming it, exit 4") {
+  testutil::TempDir td;
+  auto r = testutil::run_cli({"compare", mix(), "--variants", "a=so:" + kBad + ":hang_at=30;b=lp:9k", "--rounds", "2",
+                              "--speed", "max", "--step-timeout", "1s", "--json", td.file("r.json")});
+  CHECK(r.rc == 4);
+  CHECK(r.err.find("variant 'a', round 1: step 1, so:libbad_stage.so, had not returned from process() after ") !=
+        std::string::npos);
+  CHECK(r.err.find("while processing chunk 30") != std::string::npos);
+  CHECK_FALSE(fs::exists(td.file("r.json")));
+  r = testutil::run_cli({"sweep", mix(), "--chain", "so:" + kBad + ":hang_at=30", "--chunks", "256", "--streams", "1",
+                         "--duration", "1s", "--step-timeout", "1s", "--json", td.file("r.json")});
+  CHECK(r.rc == 4);
+  CHECK(r.err.find("cpu at 256 frames x 1 streams: step 1, so:libbad_stage.so, had not returned") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(td.file("r.json")));
+  // the run never reaches call 3000; stage-bench's timed calls after its reset do
+  r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", "so:" + kBad + ":hang_at=3000", "--json", td.file("run.json"), "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  r = testutil::run_cli({"stage-bench", td.file("run.json"), "--iterations", "5000", "--step-timeout", "1s", "--json",
+                         td.file("b.json")});
+  CHECK(r.rc == 4);
+  CHECK(r.err.find(": step 1, so:libbad_stage.so, had not returned from process() after ") != std::string::npos);
+  CHECK_FALSE(fs::exists(td.file("b.json")));
+}
+
+namespace {
+// Writes through a null pointer (SIGSEGV), unsanitized so that UBSan does not stop first.
+__attribute__((noinline, no_sanitize("undefined"))) void fault_here() {
+  volatile int* volatile null_pointer = nullptr;
+  *null_pointer = 1;
+}
+
+// A child process with chunkscope's handlers installed faults while its thread is inside
+// step 2's processing of chunk 7: inside the foreign call itself, or in chunkscope's own code
+// around it. Returns the child's wait status and what it wrote on stderr.
+std::pair<int, std::string> fault_in_child(bool in_foreign_call) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(fds[1], 2);
+    close(fds[0]);
+    const int null_out = open("/dev/null", O_WRONLY);  // the test framework's own report of the fault
+    if (null_out >= 0) dup2(null_out, 1);
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);  // the default action leaves no core file behind
+    cli::install_signal_handlers();
+    HostedWhere& w = hosted_where();
+    w.label.store("so:libx.so");
+    w.step.store(2);
+    w.chunk.store(7);
+    if (in_foreign_call) {
+      const ForeignCall call("process");
+      fault_here();
+    }
+    fault_here();
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string err;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<std::size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return {status, err};
+}
+}  // namespace
+
+TEST_CASE("hosted: a fault in chunkscope's own code during a step is never blamed on the step, and reaches the handler before ours") {
+  const auto [in_status, in_err] = fault_in_child(true);
+  REQUIRE(WIFEXITED(in_status));
+  CHECK(WEXITSTATUS(in_status) == 4);
+  CHECK(in_err == "chunkscope: step 2, so:libx.so, crashed with SIGSEGV (invalid memory access) while processing chunk 7; "
+                  "no report written, outputs not yet complete removed\n");
+  const auto [own_status, own_err] = fault_in_child(false);
+  CHECK(own_err.find("so:libx.so") == std::string::npos);  // nothing blamed on the step
+#if defined(__SANITIZE_ADDRESS__)
+  // the sanitizer's handler, installed before ours, gets the fault back: its report reaches the user
+  CHECK(own_err.find("AddressSanitizer: SEGV") != std::string::npos);
+  CHECK_FALSE((WIFEXITED(own_status) && WEXITSTATUS(own_status) == 4));
+#else
+  // no handler before ours: the fault happens again under the default action
+  REQUIRE(WIFSIGNALED(own_status));
+  CHECK(WTERMSIG(own_status) == SIGSEGV);
+#endif
 }
 
 TEST_CASE("hosted: the allocation interposer counts only the armed thread's calls") {

@@ -196,6 +196,15 @@ void add_stream_options(CLI::App* c, StreamOptions& o, unsigned groups) {
                    "on: split processing and judge blame from each engine thread's context-switch record (perf "
                    "events); off: the thread CPU clock and the wall-clock rules, as where the kernel refuses",
                    [](const std::string& s) { return parse_on_off(s, "--switch-record"); }, on_off(o.switch_record));
+  add_parsed<std::string>(c, "--step-timeout", o.step_timeout,
+                          "A hosted call (process, reset) that has not returned after this long ends the run with "
+                          "one line naming the step and the chunk, the report of the chunks measured so far marked "
+                          "incomplete, exit 4: auto (the larger of 2 s and 100 chunk durations), off, or a duration",
+                          [](const std::string& s) {
+                            static_cast<void>(step_timeout_ns(s, 1, 48000));  // refused here when it is not one
+                            return s;
+                          },
+                          o.step_timeout);
   if (groups & kStreams) {
     add_int(c, "--streams", o.streams,
             "Independent streams of the chain at once, each with its own schedule, queues and filter state", 1,

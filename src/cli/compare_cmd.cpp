@@ -388,6 +388,9 @@ int run_compare(const CompareOptions& co, const std::atomic<bool>* stop_flag) {
                            [&](int i) { results[static_cast<std::size_t>(i)] = engines[static_cast<std::size_t>(i)]->run(); });
       for (std::size_t i = 0; i < n; ++i) {
         const EngineResult& er = results[i];
+        if (er.stuck.stuck)  // its thread is still in the call: no backend may be destroyed now
+          cli::end_after_stuck_call(fmt::format("variant '{}', round {}: {}", v.spec.name, round + 1, stuck_reason(er.stuck)),
+                                    false);
         Lane& lane = *v.lanes[i];
         merge_result(lane.merged, er, lane.wall_ns == 0);
         lane.wall_ns += er.end_ns - er.start_ns;

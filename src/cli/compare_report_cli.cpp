@@ -57,6 +57,9 @@ Command add_stage_bench_command(CLI::App& app) {
   add_int(c, "--iterations", o->iterations, "Timed calls");
   add_int(c, "--warmup", o->warmup, "Untimed calls first");
   add_text(c, "--json", o->json, "Write the result as JSON (schema chunkscope.stagebench/1)");
+  add_text(c, "--step-timeout", o->step_timeout,
+           "A hosted call that has not returned after this long ends the bench, naming it, exit 4: auto (the larger "
+           "of 2 s and 100 chunk durations), off, or a duration");
   return {c, [o] { return run_stage_bench(*o); }};
 }
 

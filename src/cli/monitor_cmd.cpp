@@ -11,6 +11,7 @@
 #include "rt/stats/interval_recorder.hpp"
 #include "src/chain_spec.hpp"
 #include "src/cli/cli_support.hpp"
+#include "src/cli/signals.hpp"
 #include "src/cli/live_view.hpp"
 #include "src/cli/metrics_cli.hpp"
 #include "src/session/device_figures.hpp"
@@ -129,6 +130,7 @@ std::string supervise(const DeviceStream& stream, StreamSession& session, const 
     // the callback's thread keeps a context-switch record once it has named itself
     if (!attached) attached = session.engine().attach_callback_record();
     const std::int64_t t = now_ns();
+    if (session.engine().gave_up_on_hosted_call()) return "";  // the run is over: see run_monitor
     if (stop_flag && stop_flag->load()) return "";
     if (duration_ns > 0 && t - t0 >= duration_ns) return "";
     const std::int64_t last = stream.last_callback_ns();
@@ -224,7 +226,11 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   const std::int64_t t0 = now_ns();
   const std::string failure = supervise(stream, session, dev, duration_ns, t0, stop_flag, mo.live ? &live : nullptr);
   const bool interrupted = failure.empty() && stop_flag && stop_flag->load();
-  if (failure.empty()) {
+  // a hosted call that did not return: the stream is left as it is (stopping it waits for a
+  // callback that may be inside the call); the process ends once the report is written
+  const bool stuck = session.engine().gave_up_on_hosted_call();
+  if (stuck) {
+  } else if (failure.empty()) {
     stream.stop();
     // interrupted: what is still queued is not processed (the device stopped playing), so
     // the run ends within one chunk's processing
@@ -237,14 +243,15 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
     stream.abandon();
     pa.abandon();
   }
-  session.engine().finish_source();
+  if (!stuck) session.engine().finish_source();
   runner.join();
   if (exporter) exporter->finish();  // the run has joined: the final values
   quiet.restore();
   if (failure.empty()) session.measure_after();
 
   // ---- outcome and report: the device section goes in before the verdict is decided
-  const RunOutcome outcome = monitor_outcome(failure, interrupted, session.result());
+  const RunOutcome outcome = stuck ? RunOutcome{RunState::incomplete, stuck_reason(session.result().stuck)}
+                                  : monitor_outcome(failure, interrupted, session.result());
   Workload w = session.workload();
   w.source = describe_device(dev.input);
   w.sink = dev.duplex ? describe_device(dev.output) : std::string("null");
@@ -252,6 +259,7 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
       w, outcome,
       device_section(stream, session.result(), dev.input, dev.duplex ? &dev.output : nullptr, mo.latency_chunks, t0));
   session.write(report);
+  if (stuck) cli::end_after_stuck_call(outcome.reason, true);
   const int code = session.finish(report, outcome);
   cli::finish_metrics(exporter.get(), session, stop_flag);
   return code;

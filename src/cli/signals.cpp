@@ -2,17 +2,27 @@
 
 #include <cerrno>
 #include <climits>
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
+#include <thread>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "rt/alt_stack.hpp"
 #include "rt/hosted.hpp"
+#include "rt/clock.hpp"
 #include "src/errors.hpp"
+#include "src/session/stream_session.hpp"
 
 namespace chunkscope::cli {
 
@@ -81,7 +91,7 @@ bool is_our_temporary(const char* name) noexcept {
   sigaddset(&unblock, sig);
   pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
   raise(sig);
-  _exit(128 + sig);
+  for (;;) syscall(SYS_exit_group, 128 + sig);  // not _exit(): this file interposes it
 }
 
 extern "C" void on_signal(int sig) {
@@ -131,51 +141,131 @@ const char* fault_words(int sig) noexcept {
   return "a fatal signal";
 }
 
-// A fatal signal. Inside a hosted step's code: one line naming the step, the signal and the
-// chunk, this process's temporary outputs removed, exit kExitStageCrash. Anywhere else it is
-// chunkscope's own fault: the default action (a core dump where enabled), as without a handler.
-extern "C" void on_fault(int sig) {
+constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+struct sigaction g_previous[NSIG];  // the actions found at install: chained to outside hosted code
+std::atomic<pid_t> g_ending_tid{0};  // the thread that is ending the process for hosted code
+
+// Ends the process now with `code`, without running anything of the C library's exit (whose
+// exit() and _exit() this file interposes).
+[[noreturn]] void exit_group_now(int code) noexcept {
+  for (;;) syscall(SYS_exit_group, code);
+}
+
+// Whether the calling thread is inside a call into hosted code, in this process (a forked
+// child, such as a plugin-listing helper, is not: its faults and exits are its own).
+bool in_hosted_code() noexcept {
+  return hosted_where().phase.load(std::memory_order_relaxed) != nullptr && g_pid != 0 &&
+         static_cast<pid_t>(syscall(SYS_getpid)) == g_pid;
+}
+
+// "chunkscope: step 2, so:libx.so, WHAT while processing chunk 40; ..." or, outside the
+// stream, "chunkscope: so:libx.so WHAT in create; ...". Async-signal-safe.
+void blame_line(char* line, std::size_t cap, const char* what, const char* what_more) noexcept {
   const HostedWhere& where = hosted_where();
   const int step = where.step.load(std::memory_order_relaxed);
   const char* phase = where.phase.load(std::memory_order_relaxed);
-  if (step > 0 || phase) {  // in hosted code: in the stream's process(), or loading, create, destroy
-    char line[512];
-    std::size_t n = 0;
-    const char* label = where.label.load(std::memory_order_relaxed);
-    put(line, sizeof line, &n, "chunkscope: ");
-    if (step > 0) {
-      put(line, sizeof line, &n, "step ");
-      put_u64(line, sizeof line, &n, static_cast<std::uint64_t>(step));
-      put(line, sizeof line, &n, ", ");
-    }
-    put(line, sizeof line, &n, label ? label : "hosted code");
-    put(line, sizeof line, &n, step > 0 ? ", crashed with " : " crashed with ");
-    put(line, sizeof line, &n, fault_words(sig));
-    if (step > 0) {
-      put(line, sizeof line, &n, " while processing chunk ");
-      put_u64(line, sizeof line, &n, where.chunk.load(std::memory_order_relaxed));
-    } else {
-      put(line, sizeof line, &n, " in ");
-      put(line, sizeof line, &n, phase);
-    }
-    put(line, sizeof line, &n, "; no report written, outputs not yet complete removed\n");
-    write_stderr(line);
-    remove_temporary_outputs();
-    _exit(kExitStageCrash);
+  const char* label = where.label.load(std::memory_order_relaxed);
+  const std::uint64_t chunk = where.chunk.load(std::memory_order_relaxed);
+  std::size_t n = 0;
+  put(line, cap, &n, "chunkscope: ");
+  if (step > 0) {
+    put(line, cap, &n, "step ");
+    put_u64(line, cap, &n, static_cast<std::uint64_t>(step));
+    put(line, cap, &n, ", ");
   }
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, nullptr);
-  raise(sig);  // SIGABRT, or a fault raised by kill(): the default action now
+  put(line, cap, &n, label ? label : "hosted code");
+  put(line, cap, &n, step > 0 ? ", " : " ");
+  put(line, cap, &n, what);
+  put(line, cap, &n, what_more);
+  const bool processing = phase && std::strcmp(phase, "process") == 0;
+  if (!processing && phase) {
+    put(line, cap, &n, " in ");
+    put(line, cap, &n, phase);
+  }
+  if (step > 0 && chunk != kNoChunk) {
+    put(line, cap, &n, " while processing chunk ");
+    put_u64(line, cap, &n, chunk);
+  }
+  // after the run (an instance destroyed, a library unloaded) the report and the outputs are
+  // already written; before and during it nothing complete is
+  bool after = false;
+  for (const char* p : {"destroy", "unloading", "cleanup", "deactivate"}) after = after || (phase && std::strcmp(phase, p) == 0);
+  put(line, cap, &n, after ? "; outputs not yet complete removed\n" : "; no report written, outputs not yet complete removed\n");
+}
+
+// One thread ends the process for hosted code: the first. Another thread that gets here
+// meanwhile waits for the process to end; the same thread faulting again inside the handler
+// takes the default action. Async-signal-safe.
+void claim_the_end(int sig) noexcept {
+  const auto me = static_cast<pid_t>(syscall(SYS_gettid));
+  pid_t none = 0;
+  if (g_ending_tid.compare_exchange_strong(none, me)) return;
+  if (none == me) {
+    if (sig == 0) exit_group_now(kExitStageCrash);  // an exit() while ending
+    signal(sig, SIG_DFL);
+    raise(sig);
+    exit_group_now(128 + sig);
+  }
+  for (;;) pause();
+}
+
+// Hosted code ended the process its own way (a fatal signal, exit()): one line naming the
+// step, the call and the chunk, this process's temporary outputs removed, exit
+// kExitStageCrash. Async-signal-safe.
+[[noreturn]] void end_for_hosted(const char* what, const char* what_more) noexcept {
+  char line[640];
+  blame_line(line, sizeof line, what, what_more);
+  write_stderr(line);
+  remove_temporary_outputs();
+  exit_group_now(kExitStageCrash);
+}
+
+// A fatal signal. Inside a call into hosted code: end_for_hosted(). Anywhere else it is
+// chunkscope's own fault (or a sanitizer's business): the action found at install is put
+// back and the fault happens again where it was, under it (a signal sent by kill() or
+// raise(), abort() included, is sent again instead).
+extern "C" void on_fault(int sig, siginfo_t* info, void* /*context*/) {
+  if (in_hosted_code()) {
+    claim_the_end(sig);
+    end_for_hosted("crashed with ", fault_words(sig));
+  }
+  sigaction(sig, &g_previous[sig], nullptr);
+  const bool sent = !info || info->si_code <= 0 || sig == SIGABRT;
+  if (sent) {
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, sig);
+    pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
+    syscall(SYS_tgkill, static_cast<pid_t>(syscall(SYS_getpid)), static_cast<pid_t>(syscall(SYS_gettid)), sig);
+  }
+}
+
+// Hosted code called `fn`(status): the process ends as for a crash, named.
+[[noreturn]] void exit_from_hosted(const char* fn, int status) noexcept {
+  claim_the_end(0);
+  char call[64];
+  std::size_t n = 0;
+  put(call, sizeof call, &n, fn);
+  put(call, sizeof call, &n, "(");
+  if (status < 0) put(call, sizeof call, &n, "-");
+  put_u64(call, sizeof call, &n, status < 0 ? 0 - static_cast<std::uint64_t>(status) : static_cast<std::uint64_t>(status));
+  put(call, sizeof call, &n, ")");
+  end_for_hosted("called ", call);
+}
+
+template <class Fn>
+Fn next_definition(const char* name) noexcept {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
 void install_fault_handlers() {
+  ensure_alt_stack();  // the main thread loads and creates hosted code
   struct sigaction sa {};
-  sa.sa_handler = on_fault;
+  sa.sa_sigaction = on_fault;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND | SA_NODEFER;  // a fault inside the handler takes the default action
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
+  // on the alternate stack: a stack overflow in hosted code is handled too
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  for (int sig : kFaultSignals) sigaction(sig, &sa, &g_previous[sig]);
 }
 
 void install_once() {
@@ -248,10 +338,55 @@ void guard_outputs(const std::vector<PathRole>& outputs) {
   }
 }
 
+void end_after_stuck_call(const std::string& reason, bool report_written) {
+  const std::string line = "chunkscope: " + reason +
+                           (report_written ? "; the report of the chunks before it was written, marked incomplete; "
+                                             "outputs not yet complete removed\n"
+                                           : "; no report written, outputs not yet complete removed\n");
+  std::fflush(nullptr);
+  write_stderr(line.c_str());
+  remove_temporary_outputs();
+  exit_group_now(kExitStageCrash);
+}
+
+struct HostedWatchdog::State {
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread thread;
+};
+
+HostedWatchdog::HostedWatchdog(const HostedWatch* watch, std::int64_t timeout_ns, std::string who)
+    : state_(std::make_unique<State>()) {
+  if (!watch || timeout_ns <= 0) return;
+  const auto poll = std::chrono::nanoseconds(std::clamp<std::int64_t>(timeout_ns / 10, 1'000'000, 50'000'000));
+  state_->thread = std::thread([st = state_.get(), watch, timeout_ns, poll, who = std::move(who)] {
+    std::unique_lock lock(st->m);
+    while (!st->cv.wait_for(lock, poll, [st] { return st->done; })) {
+      const std::int64_t since = watch->since.load(std::memory_order_acquire);
+      const std::int64_t now = now_ns();
+      if (since <= 0 || now - since <= timeout_ns) continue;
+      StuckCall s{true, watch->step.load(), watch->label.load(), watch->call.load(), watch->chunk.load(), now - since,
+                  timeout_ns};
+      end_after_stuck_call(who + ": " + stuck_reason(s), false);
+    }
+  });
+}
+
+HostedWatchdog::~HostedWatchdog() {
+  if (!state_->thread.joinable()) return;
+  {
+    const std::lock_guard lock(state_->m);
+    state_->done = true;
+  }
+  state_->cv.notify_one();
+  state_->thread.join();
+}
+
 int remove_temporary_outputs() noexcept {
   int removed = 0;
   const int n = g_folder_count.load(std::memory_order_acquire);
-  alignas(8) static char buf[8192];  // only the main thread scans (see Design)
+  alignas(8) char buf[4096];  // on the caller's stack: any thread, the handler's alternate stack included
   for (int i = 0; i < n; ++i) {
     // entries removed while a folder is read may hide others: read it again until a pass
     // removes nothing
@@ -280,3 +415,39 @@ int remove_temporary_outputs() noexcept {
 }
 
 }  // namespace chunkscope::cli
+
+// The process-ending calls of the C library, interposed (the binary exports them, so plugin
+// libraries bind here): called from hosted code they end the run as a crash does, named;
+// from anywhere else they do what the C library's do. A raw exit_group system call is not
+// seen (docs/profiler.md, "When hosted code fails").
+extern "C" {
+
+void exit(int status) noexcept {
+  namespace c = chunkscope::cli;
+  if (c::in_hosted_code()) c::exit_from_hosted("exit", status);
+  static const auto real = c::next_definition<void (*)(int)>("exit");
+  if (real) real(status);
+  c::exit_group_now(status);
+}
+
+void quick_exit(int status) noexcept {
+  namespace c = chunkscope::cli;
+  if (c::in_hosted_code()) c::exit_from_hosted("quick_exit", status);
+  static const auto real = c::next_definition<void (*)(int)>("quick_exit");
+  if (real) real(status);
+  c::exit_group_now(status);
+}
+
+void _exit(int status) {
+  namespace c = chunkscope::cli;
+  if (c::in_hosted_code()) c::exit_from_hosted("_exit", status);
+  c::exit_group_now(status);
+}
+
+void _Exit(int status) noexcept {
+  namespace c = chunkscope::cli;
+  if (c::in_hosted_code()) c::exit_from_hosted("_Exit", status);
+  c::exit_group_now(status);
+}
+
+}  // extern "C"

@@ -22,8 +22,12 @@
 // renamed into place is whole (rename is atomic): nothing half-written outlives the
 // process, unless it is killed with SIGKILL, which leaves its .NAME.PID.partial files.
 #include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "rt/hosted.hpp"
 #include "src/io/output_file.hpp"
 
 namespace chunkscope::cli {
@@ -55,5 +59,27 @@ inline constexpr int kMaxGuardedFolders = 32;
 /// Removes this process's temporary output files in the guarded folders and returns how
 /// many it removed. Async-signal-safe: the handler calls it (exposed for tests).
 int remove_temporary_outputs() noexcept;
+
+/// A hosted call did not return (`reason`, from stuck_reason()): prints "chunkscope: REASON;
+/// ..." (whether the report of the chunks so far was written), removes this process's temporary
+/// outputs and ends the process with kExitStageCrash at once, without unwinding: the thread
+/// still in the call must not see the backend destroyed under it.
+[[noreturn]] void end_after_stuck_call(const std::string& reason, bool report_written);
+
+/// Watches a backend's hosted calls from a thread of its own while a command runs the backend
+/// on this one (stage-bench): a call that has not returned after `timeout_ns` ends the process
+/// through end_after_stuck_call(), the line prefixed with `who`. A null watch or a zero timeout
+/// watches nothing. Not real-time.
+class HostedWatchdog {
+ public:
+  HostedWatchdog(const HostedWatch* watch, std::int64_t timeout_ns, std::string who);
+  ~HostedWatchdog();
+  HostedWatchdog(const HostedWatchdog&) = delete;
+  HostedWatchdog& operator=(const HostedWatchdog&) = delete;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace chunkscope::cli

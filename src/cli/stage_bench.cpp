@@ -88,6 +88,7 @@ void check_options(const StageBenchOptions& o) {
             o.stage));
     throw InputError(fmt::format("--stage: '{}' is not a stage that can be benched alone (supported: process)", o.stage));
   }
+  static_cast<void>(step_timeout_ns(o.step_timeout, 1, 48000));  // refused here when it is not one
   if (o.iterations < 1) throw InputError(fmt::format("--iterations: {} must be 1 or more", o.iterations));
   if (o.iterations > 100'000'000) throw InputError(fmt::format("--iterations: {} is above 100000000", o.iterations));
   if (o.warmup < 0) throw InputError(fmt::format("--warmup: {} is negative", o.warmup));
@@ -590,6 +591,9 @@ int run_stage_bench(const StageBenchOptions& o) {
   Replay rp;
   IsoTiming t;
   {
+    const cli::HostedWatchdog watchdog(h.backend->hosted_watch(),
+                                       step_timeout_ns(o.step_timeout, s.sig.frames, s.sig.rate),
+                                       fmt::format("report '{}'", s.label));
     ScopedFlushDenormals ftz;  // as on the engine's processor thread
     rp = replay_recorded(s, *h.backend, in);
     t = time_alone(s, *h.backend, rp, o);

@@ -24,6 +24,7 @@ struct StageBenchOptions {
   long long iterations = 2000;  // timed process() calls after warm-up
   long long warmup = 50;        // untimed calls first
   std::string json;             // optional: write the result as JSON (schema chunkscope.stagebench/1)
+  std::string step_timeout = "auto";  // a hosted call that does not return ends the bench (exit 4)
 };
 
 inline constexpr const char* kStageBenchSchema = "chunkscope.stagebench/1";

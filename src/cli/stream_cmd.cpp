@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "src/cli/cli_support.hpp"
+#include "src/cli/signals.hpp"
 #include "src/cli/metrics_cli.hpp"
 #include "src/errors.hpp"
 #include "src/io/file_stream.hpp"
@@ -41,6 +42,8 @@ int run_stream_set(const std::string& command, const StreamOptions& opt, const s
   const RunReport report = set.report();
   const StreamSession& worst = set.worst();
   worst.write(report);
+  for (int k = 0; k < set.sessions(); ++k)
+    if (set.session(k).result().stuck.stuck) cli::end_after_stuck_call(stuck_reason(set.session(k).result().stuck), true);
   const int code = worst.finish(report, outcome);
   cli::finish_metrics(exporter.get(), set.session(0), stop_flag);
   return code;
@@ -96,6 +99,7 @@ int run_stream(const std::string& command, const StreamOptions& opt, const std::
     report.diagnosis = diagnose(report);
   }
   session.write(report);
+  if (session.result().stuck.stuck) cli::end_after_stuck_call(outcome.reason, true);
   const int code = session.finish(report, outcome);
   cli::finish_metrics(exporter.get(), session, stop_flag);
   return code;

@@ -221,6 +221,11 @@ int run_sweep(const SweepOptions& so, const std::atomic<bool>* stop_flag) {
           StreamSet set(row.setup, o, ReportPaths{}, n);
           set.prepare();
           set.run(stop_flag);
+          for (int k = 0; k < set.sessions(); ++k)  // a thread still in the call: nothing may be destroyed now
+            if (const EngineResult& er = set.session(k).result(); er.stuck.stuck)
+              cli::end_after_stuck_call(
+                  fmt::format("{} at {} frames x {} streams: {}", cell.variant, cell.chunk, n, stuck_reason(er.stuck)),
+                  false);
           const RunReport combined = set.report();
           fill_sweep_cell(cell, combined, set.stream_reports());
         } catch (const RuntimeFailure& e) {

@@ -323,6 +323,15 @@ Verdict timing_verdict(const RunReport& r) {
 }  // namespace
 
 Verdict decide_verdict(const RunReport& r) {
+  if (r.stuck) {  // the chunks after it were dropped or never made: the step is the verdict
+    Verdict v;
+    v.realtime_safe = false;
+    v.blame = Stage::process;
+    v.text = fmt::format("not real-time: step {} ({}) stopped returning from {}(){}, and the run ended there",
+                         r.stuck->step, r.stuck->label, r.stuck->call,
+                         r.stuck->chunk ? fmt::format(" at chunk {}", *r.stuck->chunk) : std::string());
+    return v;
+  }
   Verdict v = timing_verdict(r);
   v.text += unsafe_steps_words(r);
   return v;
@@ -526,6 +535,12 @@ RunReport build_run_report(const Workload& w, const Plan& plan, const Environmen
   r.state = outcome.state;
   r.reason = outcome.reason;
   r.not_processed = er.not_processed;
+  if (er.stuck.stuck) {
+    const StuckCall& s = er.stuck;
+    r.stuck = StuckStep{s.step, s.label ? s.label : "hosted code", s.call ? s.call : "process",
+                        s.chunk == ~std::uint64_t{0} ? std::nullopt : std::optional<std::uint64_t>(s.chunk), s.for_ns,
+                        s.timeout_ns};
+  }
 
   r.workload = report_workload(w, plan, er);
 

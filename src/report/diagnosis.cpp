@@ -268,6 +268,26 @@ void rule_incomplete(Ctx& c) {
         "repeat the run to its end before acting on the tail percentiles");
 }
 
+// A hosted call that never returned: the run stopped there, and the step is the cause.
+void rule_stuck_step(Ctx& c) {
+  if (!c.r.stuck) return;
+  const StuckStep& t = *c.r.stuck;
+  const double secs = static_cast<double>(t.stuck_ns) / 1e9;
+  Evidence ev{{"step", static_cast<double>(t.step)},
+              {"stuck_ms", static_cast<double>(t.stuck_ns) / 1e6},
+              {"timeout_ms", static_cast<double>(t.timeout_ns) / 1e6}};
+  if (t.chunk) ev["chunk"] = static_cast<double>(*t.chunk);
+  c.add("stuck_step", Sev::warning, Conf::high,
+        fmt::format("step {} ({}) had not returned from {}() after {:.1f} s{}: the run was stopped there, and the "
+                    "figures cover the chunks before it",
+                    t.step, t.label, t.call, secs, t.chunk ? fmt::format(" while processing chunk {}", *t.chunk) : ""),
+        ev,
+        fmt::format("run the step alone to find what it waits for (a lock, a read, an endless loop: a debugger's "
+                    "backtrace of the processing thread shows it); raise --step-timeout only when a call "
+                    "legitimately takes over {:.1f} s",
+                    static_cast<double>(t.timeout_ns) / 1e9));
+}
+
 void rule_no_data(Ctx& c) {
   if (c.counted > 0) return;
   const double emitted = static_cast<double>(c.r.counts.emitted);
@@ -1079,6 +1099,7 @@ std::string rerun_command(const RunReport& run_report) { return base_command(run
 std::vector<Finding> diagnose(const RunReport& r) {
   Ctx c(r);
   rule_incomplete(c);
+  rule_stuck_step(c);
   rule_no_data(c);
   rule_negative_headroom(c);
   rule_misses(c);

@@ -481,6 +481,17 @@ struct ExitPolicy {
   bool fail_on_miss = false, fail_on_unsafe = false;
 };
 
+/// A hosted call that had not returned after the step timeout: the run stopped there.
+struct StuckStep {
+  bool operator==(const StuckStep&) const = default;
+  int step = 0;            // the planned step, 1-based
+  std::string label;       // its code ("so:libx.so")
+  std::string call;        // "process", "reset"
+  std::optional<std::uint64_t> chunk;  // the chunk it was processing
+  std::int64_t stuck_ns = 0;    // how long it had been in the call
+  std::int64_t timeout_ns = 0;  // --step-timeout
+};
+
 struct RunReport {
   bool operator==(const RunReport&) const = default;
   RunState state = RunState::complete;
@@ -523,6 +534,7 @@ struct RunReport {
   // How the command that made this report ends, for the note under a not-safe headline. Not
   // written to the JSON: unknown (nullopt) in a saved report.
   std::optional<ExitPolicy> exit_policy;
+  std::optional<StuckStep> stuck;  // runs a hosted call stopped (--step-timeout)
 
   bool complete() const noexcept { return state == RunState::complete; }
   /// The steps get rows of their own (terminal, page, trace): more than one step, or a hosted

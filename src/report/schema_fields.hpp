@@ -681,6 +681,19 @@ struct Fields<StageOffCpu> {
   }
 };
 
+template <>
+struct Fields<StuckStep> {
+  template <typename IO, typename S>
+  static void each(IO& io, S& t) {
+    io("step", t.step, kRequired);
+    io("label", t.label, kRequired);
+    io("call", t.call, kRequired);
+    io("chunk", t.chunk);
+    io("stuck_ns", t.stuck_ns, kDuration);
+    io("timeout_ns", t.timeout_ns, kDuration);
+  }
+};
+
 // How the command ended: read by the terminal report of the run itself, never written.
 template <>
 struct Fields<ExitPolicy> {
@@ -740,6 +753,7 @@ struct Fields<RunReport> {
       o("outside_mean_ns", r.steps_outside_mean_ns, kDuration);
       o("declared_latency_frames", r.declared_latency_frames);
     }, {.write = !r.steps.empty()});
+    io("stuck", r.stuck);
     io("diagnosis", r.diagnosis);
     io("exit_policy", r.exit_policy, {.write = false});
   }

@@ -423,6 +423,13 @@ std::unique_ptr<ChunkSource> open_source(const StreamSetup& su, const StreamOpti
   return std::make_unique<SynthSource>(sp, opt.dtype);
 }
 
+std::string stuck_reason(const StuckCall& s) {
+  const std::string chunk = s.chunk == ~std::uint64_t{0} ? "" : fmt::format(" while processing chunk {}", s.chunk);
+  return fmt::format("step {}, {}, had not returned from {}() after {:.1f} s{} (--step-timeout {:g}s)", s.step,
+                     s.label ? s.label : "hosted code", s.call ? s.call : "process", static_cast<double>(s.for_ns) / 1e9,
+                     chunk, static_cast<double>(s.timeout_ns) / 1e9);
+}
+
 std::string interrupted_reason(std::uint64_t not_processed) {
   if (not_processed == 0) return "stopped by a signal; the chunks in flight were finished";
   return fmt::format(
@@ -480,6 +487,7 @@ EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std:
   ec.inline_process = opt.inline_process;
   ec.spec.flush_denormals = opt.ftz;
   ec.switch_record = opt.switch_record;
+  ec.step_timeout_ns = step_timeout_ns(opt.step_timeout, opt.chunk, su.rate);
   return ec;
 }
 
@@ -594,6 +602,9 @@ RunOutcome StreamSession::outcome() const {
     o.reason = file && file->truncated() ? fmt::format("input '{}' ended after {} of {} frames", su_.input,
                                                        file->delivered(), file->total_frames())
                                          : fmt::format("source failed: {}", describe(er.source_status));
+  } else if (er.stuck.stuck) {
+    o.state = RunState::incomplete;
+    o.reason = stuck_reason(er.stuck);
   } else if (!ok(er.process_status)) {
     o.state = RunState::incomplete;
     o.reason = fmt::format("processing failed: {}", describe_failure(er.process_status, *backend_));

@@ -113,6 +113,9 @@ Plan plan_for(const StreamSetup& su, const StreamOptions& opt, bool fuse);
 /// The reason an interrupted run's report gives: stopped by a signal, and how many queued
 /// chunks were not processed (EngineResult::not_processed).
 std::string interrupted_reason(std::uint64_t not_processed);
+/// The reason a run a hosted call stopped gives: "step 2, so:libx.so, had not returned from
+/// process() after 2.0 s while processing chunk 50 (--step-timeout 2s)".
+std::string stuck_reason(const StuckCall& s);
 /// Statistics for `rounds` passes over the input (the series is sized for all of them).
 RunStatsConfig stats_config(const StreamSetup& su, const StreamOptions& opt, int rounds = 1);
 EngineConfig engine_config(const StreamSetup& su, const StreamOptions& opt, std::size_t trace_capacity);

@@ -13,6 +13,11 @@
  *   fail_at=K       call K returns 1; last_error says "failure requested at call K".
  *   crash_at=K      call K writes through a null pointer (SIGSEGV).
  *   abort_at=K      call K calls abort() (SIGABRT).
+ *   overflow_at=K   call K recurses until the thread's stack overflows (SIGSEGV on the guard page).
+ *   exit_at=K       call K ends the process: exit_via=1 exit(exit_status), 2 quick_exit, 3 _exit.
+ *   hang_at=K       call K never returns (a loop that checks nothing).
+ *   crash_in=N      a call other than process() writes through a null pointer: 1 reset(),
+ *                   2 latency() (at create time), 3 last_error() (so with fail_at), 4 destroy().
  *   create_fail=1   create() fails: "create_fail=1 was asked for"; create_fail=2: create() calls abort().
  *   latency=N       latency() returns N.
  *   gain=G          linear gain (default 1: the audio passes through bit for bit).
@@ -39,7 +44,8 @@
 
 enum {
   P_ALLOC_EVERY, P_ALLOC_BYTES, P_SLEEP_EVERY, P_LOCK_EVERY, P_NAN_AT, P_INF_AT,
-  P_SUBNORMAL_AT, P_FAIL_AT, P_CRASH_AT, P_ABORT_AT, P_CREATE_FAIL, P_LATENCY, P_GAIN, P_COUNT
+  P_SUBNORMAL_AT, P_FAIL_AT, P_CRASH_AT, P_ABORT_AT, P_CREATE_FAIL, P_LATENCY, P_GAIN,
+  P_OVERFLOW_AT, P_EXIT_AT, P_EXIT_VIA, P_EXIT_STATUS, P_HANG_AT, P_CRASH_IN, P_COUNT
 };
 
 static const chunkscope_stage_param_info k_params[P_COUNT] = {
@@ -56,13 +62,21 @@ static const chunkscope_stage_param_info k_params[P_COUNT] = {
     {"create_fail", "0", "1: create() fails; 2: create() calls abort()"},
     {"latency", "0", "samples latency() reports"},
     {"gain", "1", "linear gain applied to the audio"},
+    {"overflow_at", NULL, "call K recurses until the stack overflows"},
+    {"exit_at", NULL, "call K ends the process (exit_via: 1 exit, 2 quick_exit, 3 _exit)"},
+    {"exit_via", "1", "how exit_at ends the process"},
+    {"exit_status", "0", "the status exit_at passes"},
+    {"hang_at", NULL, "call K never returns"},
+    {"crash_in", "0", "1 reset, 2 latency, 3 last_error, 4 destroy writes through a null pointer"},
 };
 
 /* Smallest accepted integer value; -1 marks `gain`, the one real-valued parameter. */
-static const long long k_min[P_COUNT] = {1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, -1};
+static const long long k_min[P_COUNT] = {1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, -1,
+                                         0, 0, 1, 0, 0, 0};
 static const long long k_max[P_COUNT] = {
     1LL << 40, 1LL << 30, 1LL << 40, 1LL << 40, 1LL << 62, 1LL << 62, 1LL << 62,
-    1LL << 62, 1LL << 62, 1LL << 62, 2, 0x7fffffffLL, 0};
+    1LL << 62, 1LL << 62, 1LL << 62, 2, 0x7fffffffLL, 0,
+    1LL << 62, 1LL << 62, 3, 255, 1LL << 62, 4};
 
 #define UNSET (-1LL) /* an `_every`/`_at` parameter that was not given */
 
@@ -127,6 +141,9 @@ static int read_params(bad_stage* s, const chunkscope_stage_config* config, char
   s->v[P_ALLOC_BYTES] = 256;
   s->v[P_CREATE_FAIL] = 0;
   s->v[P_LATENCY] = 0;
+  s->v[P_EXIT_VIA] = 1;
+  s->v[P_EXIT_STATUS] = 0;
+  s->v[P_CRASH_IN] = 0;
   for (uint32_t i = 0; i < config->param_count; ++i) {
     const char* key = config->params[i].key;
     const char* text = config->params[i].value ? config->params[i].value : "";
@@ -293,9 +310,36 @@ static void crash(void) {
   *null_pointer = 1;
 }
 
+/* Recurses with a frame the compiler cannot drop until the stack overflows. */
+#if defined(__GNUC__)
+__attribute__((noinline, no_sanitize("address", "undefined")))
+#endif
+static long long overflow(volatile long long depth) {
+  volatile char frame[4096];
+  if (depth < 0) return 0; /* never: depth only grows */
+  frame[0] = (char)depth;
+  frame[sizeof frame - 1] = (char)(depth >> 8);
+  return overflow(depth + 1) + frame[0] + frame[sizeof frame - 1];
+}
+
+/* The calls that end the process or never return (overflow_at, exit_at, hang_at). */
+static void end_the_call(const bad_stage* s, long long i) {
+  if (s->v[P_OVERFLOW_AT] == i) (void)overflow(0);
+  if (s->v[P_EXIT_AT] == i) {
+    int status = (int)s->v[P_EXIT_STATUS];
+    if (s->v[P_EXIT_VIA] == 2) quick_exit(status);
+    if (s->v[P_EXIT_VIA] == 3) _exit(status);
+    exit(status);
+  }
+  if (s->v[P_HANG_AT] == i)
+    for (volatile int forever = 1; forever;) {
+    }
+}
+
 static int bad_process(void* instance, float* const* ch, int32_t frames) {
   bad_stage* s = (bad_stage*)instance;
   long long i = s->calls++;
+  end_the_call(s, i);
   misbehave(s, i);
   if (s->gain != 1.0f)
     for (int32_t c = 0; c < s->channels; ++c)
@@ -307,11 +351,16 @@ static int bad_process(void* instance, float* const* ch, int32_t frames) {
 }
 
 /* Call counting starts again from 0. */
-static void bad_reset(void* instance) { ((bad_stage*)instance)->calls = 0; }
+static void bad_reset(void* instance) {
+  bad_stage* s = (bad_stage*)instance;
+  if (s->v[P_CRASH_IN] == 1) crash();
+  s->calls = 0;
+}
 
 static void bad_destroy(void* instance) {
   bad_stage* s = (bad_stage*)instance;
   if (!s) return;
+  if (s->v[P_CRASH_IN] == 4) crash();
   if (s->holder_started) {
     atomic_store(&s->quit, 1);
     sem_post(&s->request);
@@ -326,10 +375,12 @@ static void bad_destroy(void* instance) {
 }
 
 static uint32_t bad_latency(void* instance) {
+  if (((const bad_stage*)instance)->v[P_CRASH_IN] == 2) crash();
   return (uint32_t)((const bad_stage*)instance)->v[P_LATENCY];
 }
 
 static const char* bad_last_error(void* instance) {
+  if (((const bad_stage*)instance)->v[P_CRASH_IN] == 3) crash();
   return ((const bad_stage*)instance)->fail_message;
 }
 
