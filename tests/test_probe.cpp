@@ -1,12 +1,16 @@
 // The probe library's C API (include/chunkscope/probe.h) driven as an application's
 // callback would drive it: configuration refusals, the report it writes (read back by the
 // CLI), sections as steps, the step to blame, xruns in the verdict, records lost, calls out
-// of order, and the live metrics. The JACK client against a real server is in
-// tests/test_probe_jack.cpp.
+// of order, begins from two threads at once, calls racing close and after it, and the live
+// metrics. The JACK client against a real server is in tests/test_probe_jack.cpp.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <barrier>
 #include <filesystem>
+#include <latch>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chunkscope/probe.h"
@@ -33,8 +37,8 @@ chunkscope_probe_config base_config() {
 }
 
 // One block as a callback does it: "work" is a few additions, "slow" spins `slow_ns`.
-void block(chunkscope_probe* p, std::int64_t slow_ns) {
-  chunkscope_probe_begin(p, 64);
+void block(chunkscope_probe* p, std::int64_t slow_ns, int frames = 64) {
+  chunkscope_probe_begin(p, frames);
   chunkscope_probe_section_begin(p, 0);
   volatile int x = 0;
   for (int i = 0; i < 16; ++i) x = x + i;
@@ -54,6 +58,16 @@ void run_blocks(chunkscope_probe* p, int n, int slow_every) {
     next += D;
     chunkscope::sleep_until_ns(next);
   }
+}
+
+// The N of "N <what>" in a report's reason, 0 when the reason does not say it.
+long count_in_reason(const json& j, const std::string& what) {
+  if (!j.contains("reason")) return 0;
+  const std::string r = j["reason"];
+  const auto at = r.find(" " + what);
+  if (at == std::string::npos) return 0;
+  const auto from = r.find_last_not_of("0123456789", at - 1);
+  return std::stol(r.substr(from == std::string::npos ? 0 : from + 1, at));
 }
 
 std::string open_error(const chunkscope_probe_config& c) {
@@ -313,4 +327,166 @@ TEST_CASE("probe: the report says whether the callback's thread flushed subnorma
     REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
     CHECK(testutil::load_json(path)["workload"]["run_mode"]["ftz"] == on);
   }
+}
+
+TEST_CASE("probe: a begin from a second thread while a block is open is dropped and counted, never written into the open record") {
+  testutil::TempDir tmp;
+  const std::string path = tmp.file("forced.json");
+  auto c = base_config();
+  c.json_path = path.c_str();
+  c.warmup_blocks = 0;
+  chunkscope_probe* p = nullptr;
+  REQUIRE(chunkscope_probe_open(&c, &p) == CHUNKSCOPE_PROBE_OK);
+  // A opens a block of 64 frames and section 0; B's whole block (32 frames, both sections)
+  // runs between A's begin and A's end, ordered by the barrier, never by time
+  constexpr int kForced = 50;
+  std::barrier sync(2);
+  std::thread b([&] {
+    for (int i = 0; i < kForced; ++i) {
+      sync.arrive_and_wait();  // A's block is open
+      block(p, 0, 32);
+      sync.arrive_and_wait();
+    }
+  });
+  for (int i = 0; i < kForced; ++i) {
+    chunkscope_probe_begin(p, 64);
+    chunkscope_probe_section_begin(p, 0);
+    sync.arrive_and_wait();
+    sync.arrive_and_wait();  // B began, sectioned and ended inside this block
+    chunkscope_probe_section_end(p, 0);
+    chunkscope_probe_end(p);
+  }
+  b.join();
+  REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+  const json j = testutil::load_json(path);
+  // every one of B's begins was refused: only A's blocks were recorded, each whole
+  CHECK(count_in_reason(j, "concurrent begin(s) dropped") == kForced);
+  CHECK(j["counts"]["emitted"] == kForced);
+  CHECK(j["device"]["callbacks"] == kForced);
+  CHECK(j["counts"]["short"] == 0);  // no record took B's 32 frames
+  CHECK(j["counts"]["frames_emitted"] == 64 * kForced);
+  CHECK(j["steps"]["list"][0]["wall"]["count"] == kForced);  // A's "work", once per block
+  CHECK(j["steps"]["list"][1]["wall"]["max"] == 0);  // B's "slow" never reached a record
+  CHECK(j["state"] == "incomplete");
+  // B's section and end calls belonged to its dropped block: ignored, not out of order
+  CHECK(j["reason"].get<std::string>().find("out of order") == std::string::npos);
+}
+
+TEST_CASE("probe: two threads running blocks on one probe at once: every begin is recorded or dropped as concurrent, records stay whole") {
+  testutil::TempDir tmp;
+  const std::string path = tmp.file("free.json");
+  auto c = base_config();
+  c.json_path = path.c_str();
+  c.warmup_blocks = 0;
+  constexpr int kEach = 4000;
+  c.ring_blocks = 2 * kEach;  // room for every block: none lost
+  chunkscope_probe* p = nullptr;
+  REQUIRE(chunkscope_probe_open(&c, &p) == CHUNKSCOPE_PROBE_OK);
+  std::latch go(2);
+  auto run = [&](int frames) {
+    go.arrive_and_wait();
+    for (int i = 0; i < kEach; ++i) block(p, 0, frames);
+  };
+  std::thread a(run, 64), b(run, 32);  // a short block is B's
+  a.join();
+  b.join();
+  REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+  const json j = testutil::load_json(path);
+  const long emitted = j["counts"]["emitted"].get<long>();
+  const long shorts = j["counts"]["short"].get<long>();
+  const long concurrent = count_in_reason(j, "concurrent begin(s) dropped");
+  CAPTURE(concurrent);
+  CHECK(emitted + concurrent == 2 * kEach);
+  CHECK(j["device"]["callbacks"] == emitted);
+  CHECK(count_in_reason(j, "block record(s) lost") == 0);
+  // each record is one thread's: its frames match its short flag, its seq follows the last
+  CHECK(j["counts"]["frames_emitted"] == 64 * (emitted - shorts) + 32 * shorts);
+  CHECK(j["device"]["callback_period"]["count"] == emitted - 1);
+  CHECK(j["steps"]["list"][0]["wall"]["count"] == emitted);
+  CHECK(j["state"] == (concurrent > 0 ? "incomplete" : "complete"));
+  if (j.contains("reason")) CHECK(j["reason"].get<std::string>().find("out of order") == std::string::npos);
+}
+
+TEST_CASE("probe: xrun and device latency from another thread while close runs and after it are safe, later calls reach nothing") {
+  testutil::TempDir tmp;
+  const std::string path = tmp.file("first.json"), path2 = tmp.file("second.json");
+  auto c = base_config();
+  c.json_path = path.c_str();
+  chunkscope_probe* p = nullptr;
+  REQUIRE(chunkscope_probe_open(&c, &p) == CHUNKSCOPE_PROBE_OK);
+  for (int i = 0; i < 20; ++i) block(p, 0);
+  constexpr long kBefore = 1000;
+  std::latch hammering(1), second_open(1);
+  std::atomic<bool> closed{false};
+  long until_closed = 0;
+  std::thread hammer([&] {
+    long n = 0;
+    for (; n < kBefore; ++n) {
+      chunkscope_probe_xrun(p);
+      chunkscope_probe_device_latency(p, 64, 128);
+    }
+    hammering.count_down();
+    for (; !closed.load(); ++n) {  // racing close
+      chunkscope_probe_xrun(p);
+      chunkscope_probe_device_latency(p, 32, 256);
+    }
+    until_closed = n;
+    second_open.wait();
+    for (int i = 0; i < 10000; ++i) {  // after close, with another probe open
+      chunkscope_probe_xrun(p);
+      chunkscope_probe_device_latency(p, 1, 1);
+      block(p, 0);
+    }
+  });
+  hammering.wait();
+  REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+  closed.store(true);
+  auto c2 = base_config();
+  c2.json_path = path2.c_str();
+  chunkscope_probe* p2 = nullptr;
+  REQUIRE(chunkscope_probe_open(&c2, &p2) == CHUNKSCOPE_PROBE_OK);
+  second_open.count_down();
+  hammer.join();
+  for (int i = 0; i < 20; ++i) block(p2, 0);
+  REQUIRE(chunkscope_probe_close(p2) == CHUNKSCOPE_PROBE_OK);
+  // a second close of the first is refused, not a double free
+  CHECK(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_BAD_CONFIG);
+  CHECK(std::string(chunkscope_probe_last_error()) == "chunkscope_probe_close: the probe is already closed");
+
+  const json j = testutil::load_json(path);
+  const long xruns = j["device"]["xruns"].get<long>();
+  CHECK(xruns >= kBefore);        // every xrun before close began
+  CHECK(xruns <= until_closed);   // none after close returned
+  CHECK(j["device"]["callbacks"] == 20);
+  const double out = j["device"]["reported_output_latency_s"].get<double>() * 48000;
+  CHECK((out == doctest::Approx(128) || out == doctest::Approx(256)));
+  // the calls after close reached neither the first probe nor the second
+  const json j2 = testutil::load_json(path2);
+  CHECK(j2["device"]["xruns"] == 0);
+  CHECK(j2["device"]["reported_output_latency_s"] == 0);
+  CHECK(j2["device"]["callbacks"] == 20);
+  CHECK(j2["counts"]["emitted"] == 20);
+  CHECK(j2["state"] == "complete");
+}
+
+TEST_CASE("probe: a block still open when close begins is counted out of order, calls after close do nothing") {
+  testutil::TempDir tmp;
+  const std::string path = tmp.file("r.json");
+  auto c = base_config();
+  c.json_path = path.c_str();
+  c.warmup_blocks = 0;
+  chunkscope_probe* p = nullptr;
+  REQUIRE(chunkscope_probe_open(&c, &p) == CHUNKSCOPE_PROBE_OK);
+  block(p, 0);
+  chunkscope_probe_begin(p, 64);  // never ended
+  chunkscope_probe_section_begin(p, 0);
+  REQUIRE(chunkscope_probe_close(p) == CHUNKSCOPE_PROBE_OK);
+  chunkscope_probe_section_end(p, 0);  // after close: no-ops
+  chunkscope_probe_end(p);
+  block(p, 0);
+  chunkscope_probe_xrun(p);
+  const json j = testutil::load_json(path);
+  CHECK(j["counts"]["emitted"] == 1);
+  CHECK(j["state"] == "incomplete");
+  CHECK(count_in_reason(j, "probe call(s) out of order ignored") == 1);
 }

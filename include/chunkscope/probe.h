@@ -14,6 +14,24 @@
  * callback's); xrun and device_latency may come from any thread. A reader thread of the
  * probe drains the block records into the statistics; open() starts it, close() joins it.
  *
+ * Threads. A block belongs to the thread whose begin opened it, until its end. A begin from
+ * another thread while that block is open is detected (one compare-exchange), dropped and
+ * counted: the report says "N concurrent begin(s) dropped ... (concurrent_begins)" in its
+ * `reason` and is marked incomplete; that thread's section and end calls are ignored and
+ * no record is ever written by two threads. The callback may move between threads from one
+ * block to the next (one at a time).
+ *
+ * Close. close() frees everything but the handle itself: a few hundred bytes kept for the
+ * life of the process, so the pointer stays valid memory. Exactly what is safe:
+ *   - xrun and device_latency, from any thread, before, during and after close(): one that
+ *     close() has not begun before is counted; one racing close()'s start may or may not be
+ *     in the report; from the moment close() begins they are no-ops.
+ *   - begin, the section calls and end after close() returned: no-ops.
+ *   - begin, the section calls and end while close() runs: NOT safe (a block they open or
+ *     write may be freed under them); close() after the last callback has returned.
+ *   - close() twice: the second returns CHUNKSCOPE_PROBE_BAD_CONFIG ("already closed").
+ *   - a block still open when close() begins: its record is lost, counted out of order.
+ *
  * A NULL probe makes the callback-side calls no-ops. Link: pkg-config chunkscope-probe, or CMake find_package(chunkscope) and the target
  * chunkscope::probe. docs/profiler.md, "Profiling your own application".
  */
@@ -75,6 +93,8 @@ CHUNKSCOPE_PROBE_API int chunkscope_probe_open(const chunkscope_probe_config* co
 CHUNKSCOPE_PROBE_API const char* chunkscope_probe_last_error(void);
 
 /* A block starts: `frames` frames (the configured block size, or fewer for a short block).
+ * While another thread's block is open: dropped and counted (concurrent_begins), and this
+ * thread's section and end calls for it are ignored. After close(): a no-op.
  * [no-alloc, no-block] */
 CHUNKSCOPE_PROBE_API void chunkscope_probe_begin(chunkscope_probe* probe, int frames);
 /* The block is done: its record goes to the reader. [no-alloc, no-block] */
@@ -83,15 +103,18 @@ CHUNKSCOPE_PROBE_API void chunkscope_probe_end(chunkscope_probe* probe);
  * section entered several times in one block adds up. [no-alloc, no-block] */
 CHUNKSCOPE_PROBE_API void chunkscope_probe_section_begin(chunkscope_probe* probe, int index);
 CHUNKSCOPE_PROBE_API void chunkscope_probe_section_end(chunkscope_probe* probe, int index);
-/* The device or server reported an xrun (e.g. JACK's xrun callback). Any thread.
- * [no-alloc, no-block] */
+/* The device or server reported an xrun (e.g. JACK's xrun callback). Any thread, also
+ * while close() runs and after it returned (then a no-op). [no-alloc, no-block] */
 CHUNKSCOPE_PROBE_API void chunkscope_probe_xrun(chunkscope_probe* probe);
-/* The latency the device or server reports, in frames (kept for the report). [no-alloc, no-block] */
+/* The latency the device or server reports, in frames (kept for the report). Any thread,
+ * also while close() runs and after it returned (then a no-op). [no-alloc, no-block] */
 CHUNKSCOPE_PROBE_API void chunkscope_probe_device_latency(chunkscope_probe* probe, int input_frames, int output_frames);
 
-/* After the last callback: joins the reader, writes the reports asked for, stops the
- * metrics server and frees the probe (also when it fails). CHUNKSCOPE_PROBE_OK, or
- * CHUNKSCOPE_PROBE_FAILED with the reason in chunkscope_probe_last_error(). */
+/* After the last callback has returned: joins the reader, writes the reports asked for,
+ * stops the metrics server and frees the probe but its handle (also when it fails); see
+ * "Close" above for the calls that stay safe. Waits for no other thread. CHUNKSCOPE_PROBE_OK,
+ * CHUNKSCOPE_PROBE_FAILED with the reason in chunkscope_probe_last_error(), or
+ * CHUNKSCOPE_PROBE_BAD_CONFIG for a NULL or already closed probe. Not from the callback. */
 CHUNKSCOPE_PROBE_API int chunkscope_probe_close(chunkscope_probe* probe);
 
 #ifdef __cplusplus

@@ -11,6 +11,17 @@
 // callback's entry, and is emitted at its end; its latency is the callback's own time,
 // against the deadline D - margin. A full ring loses the block's record (counted; the
 // report is then marked incomplete) rather than wait.
+//
+// One block at a time: begin() takes the handle's `owner` word with one compare-exchange
+// (the calling thread's token for none); a begin that finds another thread's block open
+// is counted (concurrent_begins) and dropped, and that thread's section and end calls are
+// ignored, so a record is only ever written by the thread holding it, and the ring keeps
+// one producer. end() hands `owner` back with a release store.
+//
+// The handle outlives close(): close() frees the body (ring, statistics, reader, server)
+// and keeps the handle, a few hundred bytes, in a list that is never freed, with `owner`
+// at kClosed and `closed` set. xrun and device_latency touch only the handle, so a call
+// racing close() or after it reads valid memory, and close() has nothing to wait for.
 #include "chunkscope/probe.h"
 
 #include <algorithm>
@@ -19,6 +30,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -27,6 +39,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include "rt/clock.hpp"
 #include "rt/denormals.hpp"
@@ -166,23 +179,24 @@ RunStatsConfig stats_config(const Settings& s) {
 }  // namespace
 }  // namespace chunkscope::probe
 
-using namespace chunkscope;
+namespace chunkscope::probe {
 
-struct chunkscope_probe {
-  probe::Settings s;
+// What close() frees: the ring, the statistics, the reader and the metrics server. The
+// callback's part is touched only by the thread that holds the open block (the handle's
+// `owner`), one at a time; taking and handing back `owner` orders one holder's writes
+// before the next holder's reads.
+struct Body {
+  Settings s;
   std::vector<ChunkRecord> ring;
   std::uint64_t mask = 0;
   alignas(64) std::atomic<std::uint64_t> head{0};  // records published by the callback
   alignas(64) std::atomic<std::uint64_t> tail{0};  // records the reader has taken
-  // the callback's own state
+  // the block holder's state
   alignas(64) ChunkRecord scratch{};  // where a block goes when the ring is full
   ChunkRecord* cur = nullptr;
   std::uint64_t seq = 0;
   std::int64_t media = 0, cpu_start = 0;
   std::array<std::int64_t, CHUNKSCOPE_PROBE_MAX_SECTIONS> sec_start{};
-  // counters any thread may read
-  alignas(64) std::atomic<std::uint64_t> lost{0}, misuse{0}, xruns{0}, blocks{0};
-  std::atomic<int> latency_in{-1}, latency_out{-1};
   std::atomic<int> ftz{-1};
   std::atomic<std::int64_t> first_begin{0}, last_end{0};
   // the reader's
@@ -219,46 +233,93 @@ struct chunkscope_probe {
   }
 };
 
+// `owner` when no block is open, and after close (no thread's token is either).
+constexpr std::uintptr_t kNoBlock = 0;
+constexpr std::uintptr_t kClosed = ~std::uintptr_t{0};
+
+/// The calling thread's token: its pthread_t, read from the thread pointer (no system call,
+/// never 0 or all ones). [no-alloc, no-block]
+std::uintptr_t self_token() noexcept {
+  static_assert(sizeof(pthread_t) <= sizeof(std::uintptr_t));
+  const pthread_t t = pthread_self();
+  std::uintptr_t u = 0;
+  std::memcpy(&u, &t, sizeof t);
+  return u;
+}
+
+}  // namespace chunkscope::probe
+
+using namespace chunkscope;
+
+// The handle an application holds. Design: close() frees the body and keeps this small
+// block for the life of the process (retired into a list that is never freed), with `closed`
+// set and `owner` at kClosed, so that a call through the handle during or after close reads
+// valid memory and does nothing. Everything a call from a thread other than the block
+// holder's touches lives here.
+struct chunkscope_probe {
+  // the callback's line
+  alignas(64) std::atomic<std::uintptr_t> owner{probe::kNoBlock};  // the thread holding the open block
+  std::atomic<std::int64_t> refused_open{0};  // begins refused as concurrent whose end has not come
+  std::unique_ptr<probe::Body> body;          // set by open, freed by close
+  std::atomic<std::uint64_t> blocks{0}, lost{0};
+  // any thread's line
+  alignas(64) std::atomic<bool> closed{false};
+  std::atomic<std::uint64_t> xruns{0}, misuse{0}, concurrent_begins{0};
+  std::atomic<int> latency_in{-1}, latency_out{-1};
+  chunkscope_probe* retired_next = nullptr;
+};
+
 namespace chunkscope::probe {
 namespace {
 
+std::atomic<chunkscope_probe*> g_retired{nullptr};  // closed handles, kept for late calls
+
+void retire(chunkscope_probe* p) noexcept {
+  p->retired_next = g_retired.load(std::memory_order_relaxed);
+  while (!g_retired.compare_exchange_weak(p->retired_next, p, std::memory_order_release, std::memory_order_relaxed)) {
+  }
+}
+
 std::unique_ptr<chunkscope_probe> make_probe(Settings s) {
   auto p = std::make_unique<chunkscope_probe>();
-  p->s = std::move(s);
-  p->ring.assign(p->s.ring, ChunkRecord{});
-  p->mask = p->s.ring - 1;
-  p->stats.prepare(stats_config(p->s));
+  p->body = std::make_unique<Body>();
+  Body& b = *p->body;
+  b.s = std::move(s);
+  b.ring.assign(b.s.ring, ChunkRecord{});
+  b.mask = b.s.ring - 1;
+  b.stats.prepare(stats_config(b.s));
   return p;
 }
 
 void start_metrics(chunkscope_probe& p) {
-  if (p.s.listen.empty()) return;
+  Body& b = *p.body;
+  if (b.s.listen.empty()) return;
   metrics::ExporterConfig ec;
-  ec.listen = metrics::parse_listen_address(p.s.listen, "chunkscope_probe_config.metrics_listen");
-  ec.chain = p.s.name;
-  ec.chunk = p.s.block;
-  ec.rate = p.s.rate;
-  ec.budget_ns = p.s.budget_ns;
-  ec.chunk_ns = p.s.chunk_ns;
-  ec.steps = p.s.sections;
-  p.exporter = std::make_unique<metrics::MetricsExporter>(ec);
-  const auto rec = p.exporter->recorders(0);
-  p.stats.enable_metrics(rec);
+  ec.listen = metrics::parse_listen_address(b.s.listen, "chunkscope_probe_config.metrics_listen");
+  ec.chain = b.s.name;
+  ec.chunk = b.s.block;
+  ec.rate = b.s.rate;
+  ec.budget_ns = b.s.budget_ns;
+  ec.chunk_ns = b.s.chunk_ns;
+  ec.steps = b.s.sections;
+  b.exporter = std::make_unique<metrics::MetricsExporter>(ec);
+  const auto rec = b.exporter->recorders(0);
+  b.stats.enable_metrics(rec);
   std::optional<std::int64_t> wake;
-  if (p.baseline && p.baseline->wake.count() > 0) wake = p.baseline->wake.value_at_percentile(99);
+  if (b.baseline && b.baseline->wake.count() > 0) wake = b.baseline->wake.value_at_percentile(99);
   chunkscope_probe* raw = &p;
-  p.exporter->attach(0, p.stats, nullptr, "app", "callback", wake,
+  b.exporter->attach(0, b.stats, nullptr, "app", "callback", wake,
                      [raw] { return raw->xruns.load(std::memory_order_relaxed); });
-  p.exporter->start();
+  b.exporter->start();
 }
 
-void measure_before(chunkscope_probe& p) {
-  p.proc_before = read_proc_snapshot();
-  if (p.s.baseline_s <= 0) return;
+void measure_before(Body& b) {
+  b.proc_before = read_proc_snapshot();
+  if (b.s.baseline_s <= 0) return;
   BaselineConfig bc;
-  bc.period_ns = p.s.chunk_ns;
-  bc.duration_ns = static_cast<std::int64_t>(p.s.baseline_s * 1e9);
-  p.baseline = measure_platform(bc);
+  bc.period_ns = b.s.chunk_ns;
+  bc.duration_ns = static_cast<std::int64_t>(b.s.baseline_s * 1e9);
+  b.baseline = measure_platform(bc);
 }
 
 // The plan a report names: one step per section.
@@ -275,8 +336,8 @@ Plan section_plan(const Settings& s) {
   return plan;
 }
 
-Workload probe_workload(const chunkscope_probe& p) {
-  const Settings& s = p.s;
+Workload probe_workload(const Body& b) {
+  const Settings& s = b.s;
   Workload w;
   w.command = "probe";
   w.source = "callback of " + s.name;
@@ -289,58 +350,66 @@ Workload probe_workload(const chunkscope_probe& p) {
   w.warmup_chunks = s.warmup;
   w.margin_text = s.margin_text;
   w.margin_ns = s.margin_ns;
-  w.media_seconds = static_cast<double>(p.stats.frames) / s.rate;
+  w.media_seconds = static_cast<double>(b.stats.frames) / s.rate;
   w.input.kind = InputDesc::Kind::device;
   w.input.device_name = s.name;
   w.input.host_api = "probe";
   w.inline_process = true;
-  w.ftz = p.ftz.load() == 1;
-  w.baseline_before = p.baseline;
-  w.proc_before = p.proc_before;
+  w.ftz = b.ftz.load() == 1;
+  w.baseline_before = b.baseline;
+  w.proc_before = b.proc_before;
   w.proc_after = read_proc_snapshot();
   return w;
 }
 
 DeviceSection probe_device(const chunkscope_probe& p) {
+  const Body& b = *p.body;
   DeviceSection d;
-  d.input = d.output = p.s.name;
+  d.input = d.output = b.s.name;
   d.host_api = "probe";
   d.budget_rule = "a block is due before the callback's period ends: D - margin after the callback began";
   const int in = p.latency_in.load(), out = p.latency_out.load();
-  if (in >= 0) d.reported_input_latency_s = in / p.s.rate;
-  if (out >= 0) d.reported_output_latency_s = out / p.s.rate;
-  d.stream_rate = p.s.rate;
+  if (in >= 0) d.reported_input_latency_s = in / b.s.rate;
+  if (out >= 0) d.reported_output_latency_s = out / b.s.rate;
+  d.stream_rate = b.s.rate;
   d.callbacks = p.blocks.load();
-  d.callback_period = summarize(p.callback_period);
+  d.callback_period = summarize(b.callback_period);
   d.xruns = p.xruns.load();
   return d;
 }
 
 RunOutcome probe_outcome(const chunkscope_probe& p) {
   RunOutcome o;
-  const std::uint64_t lost = p.lost.load(), misuse = p.misuse.load();
+  const std::uint64_t lost = p.lost.load(), misuse = p.misuse.load(), concurrent = p.concurrent_begins.load();
+  auto add = [&o](const std::string& why) { o.reason += (o.reason.empty() ? "" : "; ") + why; };
   if (lost > 0)
-    o.reason = fmt::format("{} block record(s) lost: the callback got {} blocks ahead of the probe's reader (raise ring_blocks)",
-                           lost, p.s.ring);
+    add(fmt::format("{} block record(s) lost: the callback got {} blocks ahead of the probe's reader (raise ring_blocks)",
+                    lost, p.body->s.ring));
+  if (concurrent > 0)
+    add(fmt::format("{} concurrent begin(s) dropped: a block begun on one thread while another thread's block was open "
+                    "(concurrent_begins; begin, the section calls and end must come from one thread at a time)",
+                    concurrent));
   if (misuse > 0)
-    o.reason += fmt::format("{}{} probe call(s) out of order ignored (an end without a begin, a begin inside a block, "
-                            "a section index outside 0..{}, a section begun twice, ended unbegun or open at the block's end)",
-                            o.reason.empty() ? "" : "; ", misuse, static_cast<int>(p.s.sections.size()) - 1);
+    add(fmt::format("{} probe call(s) out of order ignored (an end without a begin, a begin inside a block, "
+                    "a section index outside 0..{}, a section begun twice, ended unbegun or open at the block's end, "
+                    "a block still open at close)",
+                    misuse, static_cast<int>(p.body->s.sections.size()) - 1));
   if (!o.reason.empty()) o.state = RunState::incomplete;
   return o;
 }
 
 RunReport probe_report(const chunkscope_probe& p) {
+  const Body& b = *p.body;
   EngineResult er;
-  er.produced = p.seq;
-  er.start_ns = p.first_begin.load();
-  er.end_ns = p.last_end.load();
-  return build_run_report(probe_workload(p), section_plan(p.s), probe_environment(), p.stats, er, probe_outcome(p),
+  er.produced = b.seq;
+  er.start_ns = b.first_begin.load();
+  er.end_ns = b.last_end.load();
+  return build_run_report(probe_workload(b), section_plan(b.s), probe_environment(), b.stats, er, probe_outcome(p),
                           probe_device(p));
 }
 
-void write_probe_reports(const chunkscope_probe& p, const RunReport& r) {
-  const Settings& s = p.s;
+void write_probe_reports(const Body& b, const RunReport& r) {
+  const Settings& s = b.s;
   if (!s.json.empty()) write_report_file(s.json, r, fmt::format("json_path '{}'", s.json));
   if (s.dir.empty()) return;
   const std::string label = fmt::format("report_dir '{}'", s.dir);
@@ -348,12 +417,73 @@ void write_probe_reports(const chunkscope_probe& p, const RunReport& r) {
   write_report_file(s.dir + "/report.json", r, label);
   write_text_output(s.dir + "/report.html", render_html(r), label);
   create_output_folder(s.dir + "/hgrm", label);
-  write_hgrm_files(s.dir + "/hgrm", p.stats);
+  write_hgrm_files(s.dir + "/hgrm", b.stats);
 }
 
 int fail(int code, const std::string& why) {
   t_error = one_line(why);
   return code;
+}
+
+/// A begin that found `held` in `owner`: the probe closed, a begin inside the caller's own
+/// block (out of order), or another thread's block open (concurrent: dropped, and its
+/// section and end calls ignored). Touches only the handle. [no-alloc, no-block]
+void refuse_begin(chunkscope_probe& p, std::uintptr_t held, std::uintptr_t me) noexcept {
+  if (held == kClosed) return;
+  if (held == me) {
+    p.misuse.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  p.concurrent_begins.fetch_add(1, std::memory_order_relaxed);
+  p.refused_open.fetch_add(1, std::memory_order_relaxed);
+}
+
+/// A section or end call from a thread that holds no open block: nothing after close; part
+/// of a block refused as concurrent while one is pending (an end closes one); else out of
+/// order. Touches only the handle. [no-alloc, no-block]
+void not_holder(chunkscope_probe& p, bool is_end) noexcept {
+  if (p.owner.load(std::memory_order_relaxed) == kClosed) return;
+  if (is_end) {
+    if (p.refused_open.fetch_sub(1, std::memory_order_relaxed) > 0) return;
+    p.refused_open.fetch_add(1, std::memory_order_relaxed);
+  } else if (p.refused_open.load(std::memory_order_relaxed) > 0) {
+    return;
+  }
+  p.misuse.fetch_add(1, std::memory_order_relaxed);
+}
+
+/// Starts the block in the ring's next slot (or the scratch record when the ring is full).
+/// Only the thread that has just taken `owner`. [no-alloc, no-block]
+void open_block(chunkscope_probe& p, Body& b, int frames, std::int64_t t) noexcept {
+  const std::uint64_t h = b.head.load(std::memory_order_relaxed);
+  if (h - b.tail.load(std::memory_order_acquire) <= b.mask) {
+    b.cur = &b.ring[h & b.mask];
+  } else {
+    b.cur = &b.scratch;
+    p.lost.fetch_add(1, std::memory_order_relaxed);
+  }
+  ChunkRecord& r = *b.cur;
+  std::memset(&r, 0, sizeof r);
+  r.seq = b.seq++;
+  r.media_frame = b.media;
+  r.frames = static_cast<std::uint32_t>(frames > 0 ? frames : 0);
+  if (frames < b.s.block) r.flags = kChunkShort;
+  r.sched = r.woke = r.ready = r.dequeue = r.proc_start = t;
+  r.steps = static_cast<std::uint32_t>(b.s.sections.size());
+  b.sec_start.fill(0);
+  if (b.s.cpu_time) b.cpu_start = thread_cpu_ns();
+  if (r.seq == 0) {
+    b.first_begin.store(t, std::memory_order_relaxed);
+    b.ftz.store(thread_flushes_denormals() ? 1 : 0, std::memory_order_relaxed);
+  }
+}
+
+/// The body of the block the calling thread holds, or nullptr (the call then counted as
+/// not_holder says). [no-alloc, no-block]
+Body* held_body(chunkscope_probe& p, bool is_end) noexcept {
+  if (p.owner.load(std::memory_order_relaxed) == self_token()) return p.body.get();
+  not_holder(p, is_end);
+  return nullptr;
 }
 
 }  // namespace
@@ -377,10 +507,10 @@ int chunkscope_probe_open(const chunkscope_probe_config* config, chunkscope_prob
   try {
     if (!out) throw InputError("chunkscope_probe_open: the out pointer is NULL");
     auto p = make_probe(check_config(config));
-    measure_before(*p);
+    measure_before(*p->body);
     start_metrics(*p);
-    chunkscope_probe* raw = p.get();
-    p->reader = std::thread([raw] { raw->read_loop(); });
+    Body* body = p->body.get();
+    body->reader = std::thread([body] { body->read_loop(); });
     *out = p.release();
     return CHUNKSCOPE_PROBE_OK;
   } catch (const InputError& e) {
@@ -393,100 +523,96 @@ int chunkscope_probe_open(const chunkscope_probe_config* config, chunkscope_prob
 const char* chunkscope_probe_last_error(void) { return chunkscope::probe::t_error.c_str(); }
 
 void chunkscope_probe_begin(chunkscope_probe* p, int frames) {
+  using namespace chunkscope::probe;
   if (!p) return;
   const std::int64_t t = now_ns();
-  if (p->cur) {  // a begin inside a block
-    p->misuse.fetch_add(1, std::memory_order_relaxed);
+  const std::uintptr_t me = self_token();
+  std::uintptr_t held = kNoBlock;
+  if (!p->owner.compare_exchange_strong(held, me, std::memory_order_acquire, std::memory_order_relaxed)) {
+    refuse_begin(*p, held, me);
     return;
   }
-  const std::uint64_t h = p->head.load(std::memory_order_relaxed);
-  if (h - p->tail.load(std::memory_order_acquire) <= p->mask) {
-    p->cur = &p->ring[h & p->mask];
-  } else {
-    p->cur = &p->scratch;
-    p->lost.fetch_add(1, std::memory_order_relaxed);
-  }
-  ChunkRecord& r = *p->cur;
-  std::memset(&r, 0, sizeof r);
-  r.seq = p->seq++;
-  r.media_frame = p->media;
-  r.frames = static_cast<std::uint32_t>(frames > 0 ? frames : 0);
-  if (frames < p->s.block) r.flags = kChunkShort;
-  r.sched = r.woke = r.ready = r.dequeue = r.proc_start = t;
-  r.steps = static_cast<std::uint32_t>(p->s.sections.size());
-  p->sec_start.fill(0);
-  if (p->s.cpu_time) p->cpu_start = thread_cpu_ns();
-  if (r.seq == 0) {
-    p->first_begin.store(t, std::memory_order_relaxed);
-    p->ftz.store(thread_flushes_denormals() ? 1 : 0, std::memory_order_relaxed);
-  }
+  open_block(*p, *p->body, frames, t);
 }
 
 void chunkscope_probe_end(chunkscope_probe* p) {
+  using namespace chunkscope::probe;
   if (!p) return;
   const std::int64_t t = now_ns();
-  ChunkRecord* r = p->cur;
-  if (!r) {  // an end without a begin
-    p->misuse.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  for (std::size_t i = 0; i < p->s.sections.size(); ++i)  // a section still open: its time is not counted
-    if (p->sec_start[i] != 0) p->misuse.fetch_add(1, std::memory_order_relaxed);
+  Body* b = held_body(*p, true);
+  if (!b) return;
+  ChunkRecord* r = b->cur;
+  for (std::size_t i = 0; i < b->s.sections.size(); ++i)  // a section still open: its time is not counted
+    if (b->sec_start[i] != 0) p->misuse.fetch_add(1, std::memory_order_relaxed);
   r->proc_end = r->sink_start = r->emit = t;
-  if (p->s.cpu_time) r->proc_cpu_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(thread_cpu_ns() - p->cpu_start, 1, 0xFFFFFFFF));
-  p->media += r->frames;
-  p->cur = nullptr;
-  p->last_end.store(t, std::memory_order_relaxed);
+  if (b->s.cpu_time) r->proc_cpu_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(thread_cpu_ns() - b->cpu_start, 1, 0xFFFFFFFF));
+  b->media += r->frames;
+  b->cur = nullptr;
+  b->last_end.store(t, std::memory_order_relaxed);
   p->blocks.fetch_add(1, std::memory_order_relaxed);
-  if (r != &p->scratch) p->head.store(p->head.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  if (r != &b->scratch) b->head.store(b->head.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  p->owner.store(kNoBlock, std::memory_order_release);  // the next holder sees all of the above
 }
 
 void chunkscope_probe_section_begin(chunkscope_probe* p, int i) {
+  using namespace chunkscope::probe;
   if (!p) return;
-  if (!p->cur || i < 0 || static_cast<std::size_t>(i) >= p->s.sections.size() || p->sec_start[static_cast<std::size_t>(i)] != 0) {
+  Body* b = held_body(*p, false);
+  if (!b) return;
+  if (i < 0 || static_cast<std::size_t>(i) >= b->s.sections.size() || b->sec_start[static_cast<std::size_t>(i)] != 0) {
     p->misuse.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  p->sec_start[static_cast<std::size_t>(i)] = now_ns();
+  b->sec_start[static_cast<std::size_t>(i)] = now_ns();
 }
 
 void chunkscope_probe_section_end(chunkscope_probe* p, int i) {
+  using namespace chunkscope::probe;
   if (!p) return;
   const std::int64_t t = now_ns();
-  if (!p->cur || i < 0 || static_cast<std::size_t>(i) >= p->s.sections.size() || p->sec_start[static_cast<std::size_t>(i)] == 0) {
+  Body* b = held_body(*p, false);
+  if (!b) return;
+  if (i < 0 || static_cast<std::size_t>(i) >= b->s.sections.size() || b->sec_start[static_cast<std::size_t>(i)] == 0) {
     p->misuse.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  std::int64_t& start = p->sec_start[static_cast<std::size_t>(i)];
-  const std::int64_t sum = p->cur->step_ns[i] + (t - start);
-  p->cur->step_ns[i] = static_cast<std::uint32_t>(std::min<std::int64_t>(sum, 0xFFFFFFFF));
+  std::int64_t& start = b->sec_start[static_cast<std::size_t>(i)];
+  const std::int64_t sum = b->cur->step_ns[i] + (t - start);
+  b->cur->step_ns[i] = static_cast<std::uint32_t>(std::min<std::int64_t>(sum, 0xFFFFFFFF));
   start = 0;
 }
 
 void chunkscope_probe_xrun(chunkscope_probe* p) {
-  if (p) p->xruns.fetch_add(1, std::memory_order_relaxed);
+  if (p && !p->closed.load(std::memory_order_acquire)) p->xruns.fetch_add(1, std::memory_order_relaxed);
 }
 
 void chunkscope_probe_device_latency(chunkscope_probe* p, int input_frames, int output_frames) {
-  if (!p) return;
+  if (!p || p->closed.load(std::memory_order_acquire)) return;
   p->latency_in.store(input_frames, std::memory_order_relaxed);
   p->latency_out.store(output_frames, std::memory_order_relaxed);
 }
 
-int chunkscope_probe_close(chunkscope_probe* raw) {
+int chunkscope_probe_close(chunkscope_probe* p) {
   using namespace chunkscope::probe;
   t_error.clear();
-  if (!raw) return fail(CHUNKSCOPE_PROBE_BAD_CONFIG, "chunkscope_probe_close: the probe is NULL");
-  std::unique_ptr<chunkscope_probe> p(raw);
-  p->stop.store(true, std::memory_order_release);
+  if (!p) return fail(CHUNKSCOPE_PROBE_BAD_CONFIG, "chunkscope_probe_close: the probe is NULL");
+  const std::uintptr_t held = p->owner.exchange(kClosed, std::memory_order_acq_rel);
+  if (held == kClosed) return fail(CHUNKSCOPE_PROBE_BAD_CONFIG, "chunkscope_probe_close: the probe is already closed");
+  p->closed.store(true, std::memory_order_release);  // xrun and device_latency are no-ops from here
+  if (held != kNoBlock) p->misuse.fetch_add(1, std::memory_order_relaxed);  // a block still open: its record is lost
+  Body& b = *p->body;
+  b.stop.store(true, std::memory_order_release);
+  int rc = CHUNKSCOPE_PROBE_OK;
   try {
-    if (p->reader.joinable()) p->reader.join();
-    if (p->exporter) p->exporter->finish();
-    write_probe_reports(*p, probe_report(*p));
-    return CHUNKSCOPE_PROBE_OK;
+    if (b.reader.joinable()) b.reader.join();
+    if (b.exporter) b.exporter->finish();
+    write_probe_reports(b, probe_report(*p));
   } catch (const std::exception& e) {
-    return fail(CHUNKSCOPE_PROBE_FAILED, e.what());
+    rc = fail(CHUNKSCOPE_PROBE_FAILED, e.what());
   }
+  p->body.reset();
+  retire(p);
+  return rc;
 }
 
 }  // extern "C"
