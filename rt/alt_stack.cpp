@@ -1,5 +1,6 @@
 #include "rt/alt_stack.hpp"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,22 +16,27 @@ std::size_t page_bytes() noexcept {
   return p > 0 ? static_cast<std::size_t>(p) : 4096;
 }
 
-// The thread's own mapping, if it made one: switched off and unmapped when the thread ends.
-struct AltStack {
-  void* base = nullptr;  // the guard page; the stack follows it
-  std::size_t bytes = 0;
-  bool ready = false;
-  ~AltStack() {
-    if (!base) return;
-    stack_t off{};
-    off.ss_flags = SS_DISABLE;
-    stack_t old{};
-    if (sigaltstack(&off, &old) != 0 || (old.ss_flags & SS_ONSTACK)) return;  // in use: leave it
-    munmap(base, bytes);
-  }
-};
+std::size_t mapping_bytes() noexcept { return alt_stack_bytes() + page_bytes(); }
 
-thread_local AltStack t_alt;
+// A thread's own mapping is switched off and unmapped when the thread ends, by the key's
+// destructor. A key and plain thread-locals, not a thread_local object with a destructor,
+// whose registration would allocate on the thread's first call.
+void release(void* base) noexcept {
+  stack_t off{};
+  off.ss_flags = SS_DISABLE;
+  stack_t old{};
+  if (sigaltstack(&off, &old) != 0 || (old.ss_flags & SS_ONSTACK)) return;  // in use: leave it
+  munmap(base, mapping_bytes());
+}
+
+pthread_key_t make_key() noexcept {
+  pthread_key_t k{};
+  pthread_key_create(&k, release);
+  return k;
+}
+const pthread_key_t g_key = make_key();  // at load: an early key, whose slot needs no allocation
+
+thread_local bool t_ready = false;
 
 }  // namespace
 
@@ -42,11 +48,10 @@ std::size_t alt_stack_bytes() noexcept {
 }
 
 bool ensure_alt_stack() noexcept {
-  AltStack& a = t_alt;
-  if (a.ready) return true;
+  if (t_ready) return true;
   stack_t cur{};
   if (sigaltstack(nullptr, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) && cur.ss_sp) {
-    a.ready = true;  // the thread has one already: keep it
+    t_ready = true;  // the thread has one already: keep it
     return true;
   }
   const std::size_t page = page_bytes(), size = alt_stack_bytes();
@@ -60,9 +65,8 @@ bool ensure_alt_stack() noexcept {
     munmap(m, size + page);
     return false;
   }
-  a.base = m;
-  a.bytes = size + page;
-  a.ready = true;
+  pthread_setspecific(g_key, m);
+  t_ready = true;
   return true;
 }
 

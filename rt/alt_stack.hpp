@@ -6,7 +6,7 @@
 // when the handlers are installed.
 //
 // Design: the stack is mapped (mmap, with a guard page below it) the first time a thread asks,
-// and unmapped by a thread-local owner when the thread ends, after sigaltstack is switched
+// and unmapped by a thread key's destructor when the thread ends, after sigaltstack is switched
 // off; a thread that already has an alternate stack (a sanitizer's, one of its host's) keeps
 // it. The handlers are installed with SA_ONSTACK.
 #include <cstddef>

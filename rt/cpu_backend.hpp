@@ -106,12 +106,13 @@ class CpuBackend final : public Backend {
   bool run_hosted(const Step& st, int slot, T* data, const AudioView& io, ProcessStats& ps) noexcept;
   /// Makes the hosted steps' processors and their scratch. [allocates, blocks]
   bool prepare_hosted(const ProcessSpec& spec, const ChainLayout& lay);
-  /// One hosted call timed and audited: heap calls, voluntary switches, CPU time. Returns
-  /// what process() returned. [no-alloc, no-block] as far as the hosted code is.
-  /// Publishes hosted call `call` of step `step` (0-based index into steps_) as under way
-  /// since `t0` for the watchdog and the fault handler; end_call() takes it back. [no-alloc, no-block]
+  /// Publishes hosted call `call` of planned step `step` (1-based; `hosted`: its processor) as
+  /// under way since `t0`, for the watchdog and the fault handler; end_call() takes it back.
+  /// [no-alloc, no-block]
   void begin_call(std::size_t hosted, int step, const char* call, std::uint64_t chunk, std::int64_t t0) noexcept;
   void end_call() noexcept;
+  /// One hosted call timed and audited: heap calls, voluntary switches, CPU time. Returns
+  /// what process() returned. [no-alloc, no-block] as far as the hosted code is.
   bool audited_call(HostedProcessor& proc, HostedAudit& a, int slot, const AudioView& io, ProcessStats& ps) noexcept;
   bool recorded_call(SchedRecord& rec, HostedProcessor& proc, HostedAudit& a, int slot, const AudioView& io,
                      ProcessStats& ps) noexcept;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rt/alloc_audit.hpp"
+#include "rt/alt_stack.hpp"
 #include "rt/cpu_backend.hpp"
 #include "rt/engine.hpp"
 #include "rt/pa_device.hpp"
@@ -207,6 +208,18 @@ TEST_CASE("a hosted step (so:) in the chain allocates nothing per chunk, its aud
 #endif
     CHECK(be.hosted_audit().at(0).calls == 1001);
     CHECK(ps.steps == 3);
+    // the watch a watchdog reads, and a reset (each hosted step's watched and marked)
+    const long reset_n = g_news.load(), reset_m = g_mallocs.load();
+    const HostedWatch* watch = be.hosted_watch();
+    be.reset();
+    CHECK(g_news.load() - reset_n == 0);
+#if defined(CHUNKSCOPE_COUNT_MALLOC)
+    CHECK(g_mallocs.load() - reset_m == 0);
+#endif
+    (void)reset_m;
+    REQUIRE(watch != nullptr);
+    CHECK(watch->since.load() == 0);  // no call under way
+    CHECK(watch->call.load() == std::string("reset"));
   }
   testutil::TempDir td;
   (void)engine_run_allocations(50 * 64 / 48000.0, true, td.path().string(), WaitMode::block, false, 1, chain);
@@ -216,6 +229,33 @@ TEST_CASE("a hosted step (so:) in the chain allocates nothing per chunk, its aud
 #if defined(CHUNKSCOPE_COUNT_MALLOC)
   CHECK(large.mallocs == small.mallocs);
 #endif
+}
+
+TEST_CASE("a thread's alternate signal stack is mapped, not allocated, and asking again costs nothing") {
+  long news = -1, mallocs = -1;
+  bool first = false, again = false;
+  std::size_t bytes = 0;
+  std::thread t([&] {
+    const long n0 = g_news.load(), m0 = g_mallocs.load();
+    first = ensure_alt_stack();
+    again = ensure_alt_stack();
+    bytes = alt_stack_bytes();
+    news = g_news.load() - n0;
+    mallocs = g_mallocs.load() - m0;
+  });
+  t.join();
+  CHECK(first);
+  CHECK(again);
+  CHECK(bytes >= 64 * 1024);
+  CHECK(news == 0);
+#if defined(CHUNKSCOPE_COUNT_MALLOC)
+  CHECK(mallocs == 0);
+#endif
+  (void)mallocs;
+  const Engine e;
+  const long n1 = g_news.load();
+  CHECK_FALSE(e.gave_up_on_hosted_call());
+  CHECK(g_news.load() - n1 == 0);
 }
 
 TEST_CASE("spin and hybrid waits and inline processing allocate nothing per chunk either") {
