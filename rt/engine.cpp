@@ -10,6 +10,8 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <chrono>
+#include <semaphore>
 #include <thread>
 
 #include "rt/alt_stack.hpp"
@@ -50,6 +52,9 @@ struct Engine::Impl {
   std::size_t bytes_per_frame = 0;
   bool ran = false;
   std::atomic<bool> gave_up{false};  // set with `abandoned`, for a supervising thread
+  // released when the source or the processing is done, so a watching run() wakes at once
+  // (a futex wake, no lock) instead of at its next poll
+  std::counting_semaphore<(1 << 20)> ended{0};
   bool abandoned = false;  // a thread was left in a hosted call that did not return: kept for the process's life
   // device mode (push/pull run on the audio callback thread)
   std::uint64_t push_seq = 0;
@@ -317,6 +322,7 @@ struct Engine::Impl {
     end_thread(0);
     source_done.store(true, std::memory_order_release);
     if (run_cfg.inline_process) processor_done.store(true, std::memory_order_release);
+    ended.release();
   }
 
   /// The chunk to fill: the one the last period left over, else one from the pool. Paced,
@@ -416,6 +422,7 @@ struct Engine::Impl {
     result.processor_usage = usage_delta(u0, thread_usage_now());
     end_thread(1);
     processor_done.store(true, std::memory_order_release);
+    ended.release();
   }
 
   // ---------------------------------------------------------------- sink thread
@@ -478,7 +485,7 @@ struct Engine::Impl {
         processor_done.store(true, std::memory_order_release);
         return true;
       }
-      sleep_until_ns(now + poll);
+      static_cast<void>(ended.try_acquire_for(std::chrono::nanoseconds(poll)));
     }
     return false;
   }
@@ -710,7 +717,10 @@ Status Engine::pull(void* dst, int frames, std::uint64_t index) noexcept {
   return Status::queue_full;
 }
 
-void Engine::finish_source() noexcept { impl_->source_done.store(true, std::memory_order_release); }
+void Engine::finish_source() noexcept {
+  impl_->source_done.store(true, std::memory_order_release);
+  impl_->ended.release();
+}
 std::uint64_t Engine::live_drops() const noexcept { return impl_->drops_live.load(std::memory_order_relaxed); }
 std::uint64_t Engine::live_underruns() const noexcept { return impl_->underruns_live.load(std::memory_order_relaxed); }
 std::size_t Engine::live_queue_depth() const noexcept { return impl_->q_in->size_approx(); }

@@ -137,11 +137,13 @@ const char* fault_words(int sig) noexcept {
     case SIGFPE: return "SIGFPE (arithmetic fault)";
     case SIGILL: return "SIGILL (illegal instruction)";
     case SIGABRT: return "SIGABRT (abort)";
+    case SIGTRAP: return "SIGTRAP (trap: a breakpoint instruction)";
+    case SIGSYS: return "SIGSYS (bad system call)";
   }
   return "a fatal signal";
 }
 
-constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
 struct sigaction g_previous[NSIG];  // the actions found at install: chained to outside hosted code
 std::atomic<pid_t> g_ending_tid{0};  // the thread that is ending the process for hosted code
 
