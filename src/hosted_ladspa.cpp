@@ -420,8 +420,12 @@ class LadspaInstance {
   ~LadspaInstance() {
     if (!h_) return;
     const LADSPA_Descriptor* d = st_->model.desc;
-    HostedPhase in("cleanup", st_->model.label.c_str());
-    if (d->deactivate) d->deactivate(h_);
+    const char* label = st_->model.label.c_str();
+    if (d->deactivate) {
+      HostedPhase in("deactivate", label);
+      d->deactivate(h_);
+    }
+    HostedPhase in("cleanup", label);
     d->cleanup(h_);
   }
   /// Instantiates, connects and activates. [allocates, blocks]
@@ -436,27 +440,43 @@ class LadspaInstance {
       error = "instantiate failed (the plugin gave no reason)";
       return false;
     }
-    HostedPhase in("activate", label);
     for (unsigned long i = 0; i < bufs_.size(); ++i) {
       const Kind k = st_->model.ports[i].kind;
-      if (k == Kind::control_in || k == Kind::control_out) d->connect_port(h_, i, &values_[i]);
-      if (k == Kind::audio_out) d->connect_port(h_, i, bufs_[i].data());
+      void* at = k == Kind::control_in || k == Kind::control_out ? static_cast<void*>(&values_[i])
+                 : k == Kind::audio_out                          ? static_cast<void*>(bufs_[i].data())
+                                                                 : nullptr;
+      if (!at) continue;
+      HostedPhase in("connect_port", label);
+      d->connect_port(h_, i, static_cast<LADSPA_Data*>(at));
     }
-    if (d->activate) d->activate(h_);
+    if (d->activate) {
+      HostedPhase in("activate", label);
+      d->activate(h_);
+    }
     return true;
   }
-  /// One call of run() on `frames` frames of `in` (one buffer per audio input). [no-alloc, no-block]
+  /// One call of run() on `frames` frames of `in` (one buffer per audio input); each call into
+  /// the plugin marked on its own. [no-alloc, no-block]
   void run(float* const* in, int frames) noexcept {
     const LADSPA_Descriptor* d = st_->model.desc;
-    for (std::size_t k = 0; k < st_->model.audio_in.size(); ++k) d->connect_port(h_, st_->model.audio_in[k], in[k]);
+    for (std::size_t k = 0; k < st_->model.audio_in.size(); ++k) {
+      const ForeignCall call("connect_port");
+      d->connect_port(h_, st_->model.audio_in[k], in[k]);
+    }
+    const ForeignCall call("run");
     d->run(h_, static_cast<unsigned long>(frames));
   }
   /// Deactivates and activates: the plugin clears its state. [blocks]
   void restart() noexcept {
     const LADSPA_Descriptor* d = st_->model.desc;
-    HostedPhase in("reset", st_->model.label.c_str());
-    if (d->deactivate) d->deactivate(h_);
-    if (d->activate) d->activate(h_);
+    if (d->deactivate) {
+      const ForeignCall call("deactivate");
+      d->deactivate(h_);
+    }
+    if (d->activate) {
+      const ForeignCall call("activate");
+      d->activate(h_);
+    }
   }
   const float* output(std::size_t k) const noexcept { return bufs_[st_->model.audio_out[k]].data(); }
   float value(std::size_t port) const noexcept { return values_[port]; }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "rt/alt_stack.hpp"
 #include "src/errors.hpp"
 #include "src/suggest.hpp"
 #include "src/plugin_processor.hpp"
@@ -119,8 +120,15 @@ class UridTable {
   std::uint32_t count_ = 0;
 };
 
-LV2_URID urid_map(LV2_URID_Map_Handle h, const char* uri) { return static_cast<UridTable*>(h)->map(uri); }
-const char* urid_unmap(LV2_URID_Unmap_Handle h, LV2_URID id) { return static_cast<UridTable*>(h)->unmap(id); }
+// Host callbacks a plugin calls (inside a marked foreign call): a fault in them is the host's.
+LV2_URID urid_map(LV2_URID_Map_Handle h, const char* uri) {
+  const HostCode host;
+  return static_cast<UridTable*>(h)->map(uri);
+}
+const char* urid_unmap(LV2_URID_Unmap_Handle h, LV2_URID id) {
+  const HostCode host;
+  return static_cast<UridTable*>(h)->unmap(id);
+}
 
 // URIs mapped when the table is made, so that a plugin mapping one of them in run() finds it.
 constexpr const char* kPremapped[] = {
@@ -693,6 +701,8 @@ class ByteRing {
     tail_.store(tail + sizeof size + size, std::memory_order_release);
     return true;
   }
+  /// Drops every message queued (the consumer's side).
+  void clear() noexcept { tail_.store(head_.load(std::memory_order_acquire), std::memory_order_release); }
 
  private:
   void copy_in(std::size_t at, const void* src, std::size_t n) noexcept {
@@ -719,8 +729,12 @@ constexpr std::size_t kRingBytes = 1u << 16;
 // request into `requests_` and posts the semaphore (sem_post neither locks nor blocks); the
 // thread started by start() takes requests one at a time and calls the plugin's work(), whose
 // responses go into `responses_`; deliver() hands them to work_response() on the processor
-// thread. work() never runs twice at once: `work_mutex_` is held around it, also when work
-// is done at once outside run() (state restore, instantiation).
+// thread. work() never runs twice at once, nor beside the plugin's activate() or
+// deactivate(): `work_mutex_` is held around it (the request taken from the ring under it),
+// also when work is done at once outside run() (state restore, instantiation), and by
+// quiesce() around a reset. So the rings' ends are each used by one side at a time: requests
+// are pushed by the processor's side and popped under the mutex, responses pushed under the
+// mutex and popped by the processor's side, whose calls (run, reset) never overlap.
 class Worker {
  public:
   Worker() = default;
@@ -750,6 +764,7 @@ class Worker {
   LV2_Worker_Status schedule(std::uint32_t size, const void* data) noexcept {
     if (!iface_) return LV2_WORKER_ERR_UNKNOWN;
     if (!t_in_run) {
+      const std::lock_guard hold(work_mutex_);
       work(size, data);
       return LV2_WORKER_SUCCESS;
     }
@@ -757,33 +772,68 @@ class Worker {
     sem_post(&sem_);
     return LV2_WORKER_SUCCESS;
   }
-  /// Hands every queued response to the plugin. [no-alloc, no-block]
+  /// Hands every queued response to the plugin. Processor's side. [no-alloc, no-block]
   void deliver() noexcept {
     if (!iface_ || !iface_->work_response) return;
     std::uint32_t size = 0;
-    while (responses_->pop(response_buf_.data(), size)) iface_->work_response(handle_, size, response_buf_.data());
+    while (responses_->pop(response_buf_.data(), size)) {
+      const ForeignCall call("work_response");
+      iface_->work_response(handle_, size, response_buf_.data());
+    }
   }
   /// The plugin's end_run(), if any. [no-alloc, no-block]
   void end_run() noexcept {
-    if (iface_ && iface_->end_run) iface_->end_run(handle_);
+    if (!iface_ || !iface_->end_run) return;
+    const ForeignCall call("end_run");
+    iface_->end_run(handle_);
+  }
+  /// Runs `between` (deactivate, activate) with the worker held off, after finishing what was
+  /// asked before: every queued request is worked on this thread and every response handed
+  /// to the plugin (a response may ask for more work: a few passes), so nothing from before
+  /// reaches the plugin after and nothing asked is lost. Processor's side, outside run().
+  /// [blocks: waits for a work() under way; allocates as work() does]
+  template <class Between>
+  void quiesce(Between&& between) noexcept {
+    const std::lock_guard hold(work_mutex_);
+    if (iface_) finish_queued();
+    between();
   }
 
  private:
+  static constexpr int kFinishPasses = 8;
+  void finish_queued() noexcept {
+    std::uint32_t size = 0;
+    for (int pass = 0; pass < kFinishPasses; ++pass) {
+      bool any = false;
+      for (; requests_->pop(work_buf_.data(), size); any = true) work(size, work_buf_.data());
+      if (!iface_->work_response) responses_->clear();
+      for (; responses_->pop(response_buf_.data(), size); any = true) {
+        const ForeignCall call("work_response");
+        iface_->work_response(handle_, size, response_buf_.data());
+      }
+      if (!any) return;
+    }
+    requests_->clear();  // a plugin that keeps asking: what it asks last is dropped
+    responses_->clear();
+  }
   void loop() noexcept {
+    ensure_alt_stack();  // a fault handler runs even when work() overflowed this stack
     while (true) {
       while (sem_wait(&sem_) != 0 && errno == EINTR) {
       }
       if (exit_.load(std::memory_order_acquire)) return;
+      const std::lock_guard hold(work_mutex_);
       std::uint32_t size = 0;
       if (requests_->pop(work_buf_.data(), size)) work(size, work_buf_.data());
     }
   }
+  // The plugin's work(); `work_mutex_` held.
   void work(std::uint32_t size, const void* data) noexcept {
     HostedPhase in("worker", label_);
-    std::lock_guard lock(work_mutex_);
     iface_->work(handle_, &respond, this, size, data);
   }
   static LV2_Worker_Status respond(LV2_Worker_Respond_Handle h, std::uint32_t size, const void* data) {
+    const HostCode host;
     auto* self = static_cast<Worker*>(h);
     return self->responses_->push(size, data) ? LV2_WORKER_SUCCESS : LV2_WORKER_ERR_NO_SPACE;
   }
@@ -793,7 +843,7 @@ class Worker {
   const char* label_ = "";
   std::unique_ptr<ByteRing> requests_, responses_;
   Scratch work_buf_, response_buf_;
-  std::mutex work_mutex_;
+  std::recursive_mutex work_mutex_;  // recursive: a response handed over in quiesce() may ask for work at once
   sem_t sem_{};
   std::atomic<bool> exit_{false};
   std::thread thread_;
@@ -822,7 +872,8 @@ class Lv2Instance {
   bool open(double rate, std::string& error);
   /// One cycle of `frames` frames on `in` (one buffer per audio input). [no-alloc, no-block]
   void run(float* const* in, int frames) noexcept;
-  /// Deactivates and activates: the plugin clears its state. [blocks]
+  /// Deactivates and activates: the plugin clears its state. The worker is held off and what
+  /// it was asked before is finished first (Worker::quiesce). [blocks]
   void restart() noexcept;
   /// Audio output k's buffer after run(). [no-alloc, no-block]
   const float* output(std::size_t k) const noexcept { return bufs_[st_->model.audio_out[k]].data(); }
@@ -835,11 +886,14 @@ class Lv2Instance {
   void prepare_atoms() noexcept;
   int log(LV2_URID type, const char* fmt, va_list ap) noexcept;
   void flush_log() noexcept;
+  // host callbacks a plugin calls (inside a marked foreign call): a fault in them is the host's
   static int log_printf(LV2_Log_Handle h, LV2_URID type, const char* fmt, ...);
   static int log_vprintf(LV2_Log_Handle h, LV2_URID type, const char* fmt, va_list ap) {
+    const HostCode host;
     return static_cast<Lv2Instance*>(h)->log(type, fmt, ap);
   }
   static LV2_Worker_Status schedule(LV2_Worker_Schedule_Handle h, std::uint32_t size, const void* data) {
+    const HostCode host;
     return static_cast<Lv2Instance*>(h)->worker_.schedule(size, data);
   }
 
@@ -924,8 +978,10 @@ bool Lv2Instance::open(double rate, std::string& error) {
     lilv_state_restore(s.get(), inst_, nullptr, nullptr, 0, features_.data());
   }
   connect_ports();
-  HostedPhase in("activate", label_);
-  lilv_instance_activate(inst_);
+  {
+    HostedPhase in("activate", label_);
+    lilv_instance_activate(inst_);
+  }
   active_ = true;
   return true;
 }
@@ -944,6 +1000,7 @@ void Lv2Instance::connect_ports() noexcept {
       case Kind::audio_in:  // run() connects it to the chunk
       case Kind::other: break;
     }
+    HostedPhase in("connect_port", label_);
     lilv_instance_connect_port(inst_, i, at);
   }
 }
@@ -963,19 +1020,32 @@ void Lv2Instance::prepare_atoms() noexcept {
   }
 }
 
+// Each call into the plugin is marked on its own (a ForeignCall: two thread-local stores);
+// the atoms, the worker's rings and the caller's copies around them are chunkscope's.
 void Lv2Instance::run(float* const* in, int frames) noexcept {
   prepare_atoms();
   worker_.deliver();
   const auto& audio_in = st_->model.audio_in;
-  for (std::size_t k = 0; k < audio_in.size(); ++k) lilv_instance_connect_port(inst_, audio_in[k], in[k]);
-  lilv_instance_run(inst_, static_cast<std::uint32_t>(frames));
+  for (std::size_t k = 0; k < audio_in.size(); ++k) {
+    const ForeignCall call("connect_port");
+    lilv_instance_connect_port(inst_, audio_in[k], in[k]);
+  }
+  {
+    const ForeignCall call("run");
+    lilv_instance_run(inst_, static_cast<std::uint32_t>(frames));
+  }
   worker_.end_run();
 }
 
 void Lv2Instance::restart() noexcept {
-  HostedPhase in("reset", label_);
-  lilv_instance_deactivate(inst_);
-  lilv_instance_activate(inst_);
+  worker_.quiesce([this] {
+    {
+      const ForeignCall call("deactivate");
+      lilv_instance_deactivate(inst_);
+    }
+    const ForeignCall call("activate");
+    lilv_instance_activate(inst_);
+  });
 }
 
 Lv2Instance::~Lv2Instance() {
@@ -985,14 +1055,15 @@ Lv2Instance::~Lv2Instance() {
       HostedPhase in("deactivate", label_);
       lilv_instance_deactivate(inst_);
     }
-    HostedPhase in("cleanup", label_);
     const WorldLock lock(lv2_world().mutex);
+    HostedPhase in("cleanup", label_);  // the plugin's cleanup(), then its library's destructors when it is the last
     lilv_instance_free(inst_);
   }
   flush_log();
 }
 
 int Lv2Instance::log_printf(LV2_Log_Handle h, LV2_URID type, const char* fmt, ...) {
+  const HostCode host;
   va_list ap;
   va_start(ap, fmt);
   const int n = static_cast<Lv2Instance*>(h)->log(type, fmt, ap);

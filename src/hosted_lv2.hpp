@@ -17,7 +17,9 @@
 // chunkscope never splits a chunk), worker:schedule (a worker thread per instance; requests
 // and responses cross lock-free single-producer rings; responses are delivered at the start
 // of the next run(), end_run() after it; outside run() work is done at once on the calling
-// thread), state:loadDefaultState, log:log (non-real-time: errors and warnings go to stderr;
+// thread; a reset holds the worker off, finishes the work asked before it and delivers its
+// responses, then deactivates and activates, so work() never runs beside either and nothing
+// from before the reset reaches the plugin after it), state:loadDefaultState, log:log (non-real-time: errors and warnings go to stderr;
 // from run(): into a fixed ring printed when the processor goes), and the plugin-side
 // lv2:inPlaceBroken, lv2:isLive, lv2:hardRTCapable (outputs are never the inputs' buffers).
 // bufsz:fixedBlockLength and bufsz:powerOf2BlockLength are not hosted: the last chunk of a

@@ -21,8 +21,9 @@
 namespace chunkscope {
 
 /// `Stage` holds the plugin's model (its audio outputs); `Instance` runs one instance
-/// (run(), output(k), restart()); `Guard` is held around a run (the LV2 host marks its
-/// real-time scope; nothing for LADSPA).
+/// (run(), output(k), restart()) and marks each of its calls into the plugin (ForeignCall),
+/// so that the copies here stay chunkscope's own; `Guard` is held around a run (the LV2 host
+/// marks its real-time scope; nothing for LADSPA).
 template <class Stage, class Instance, class Guard>
 class PluginProcessor final : public HostedProcessor {
  public:
@@ -102,7 +103,8 @@ std::uint32_t probe_latency(Instance& probe, std::size_t audio_ins, int max_fram
   std::vector<float> zeros(static_cast<std::size_t>(max_frames), 0.0f);
   std::vector<float*> in(audio_ins, zeros.data());
   {
-    const HostedPhase phase("latency", label.c_str());
+    // the label for a crash handler; the instance marks each call into the plugin itself
+    const HostedPhase named(nullptr, label.c_str());
     [[maybe_unused]] const Guard scope{};
     for (int i = 0; i < kProbeCycles; ++i) probe.run(in.data(), max_frames);
   }
