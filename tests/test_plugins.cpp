@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,65 @@ std::string missing(const std::string& spec) {
   } while (0)
 
 bool on_path(const char* tool) { return std::system(fmt::format("command -v {} >/dev/null 2>&1", tool).c_str()) == 0; }
+
+// The C compiler that builds the test plugin libraries ($CC, else cc), or "" when there is none.
+std::string c_compiler() {
+  const char* cc = std::getenv("CC");
+  const std::string c = cc && *cc ? cc : "cc";
+  return on_path(c.c_str()) ? c : "";
+}
+
+#define NEED_PLUGIN_BUILD()                                                                              \
+  do {                                                                                                   \
+    if (!lv2_available() || !ladspa_available()) {                                                       \
+      MESSAGE("skipped: this chunkscope hosts neither LV2 nor LADSPA, or not both (lilv, ladspa.h)");    \
+      return;                                                                                            \
+    }                                                                                                    \
+    if (c_compiler().empty()) {                                                                          \
+      MESSAGE("skipped: no C compiler (cc, or $CC) to build the test plugin libraries");                 \
+      return;                                                                                            \
+    }                                                                                                    \
+  } while (0)
+
+// Builds tests/data/plugin_libs/`source` into the shared library `out` with `flags`.
+void build_plugin_library(const std::string& source, const std::string& out, const std::string& flags = "") {
+  const std::string cmd = fmt::format("{} -shared -fPIC -O1 -Wall {} -o '{}' '{}/tests/data/plugin_libs/{}' 2>&1",
+                                      c_compiler(), flags, out, testutil::source_dir(), source);
+  REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, cmd);
+}
+
+// An LV2 bundle in `dir`: tests/data/plugin_libs/`name`.lv2/manifest.ttl and its library
+// built from `source` (the manifest's lv2:binary is `library`).
+void make_bundle(const fs::path& dir, const std::string& name, const std::string& source, const std::string& library,
+                 const std::string& flags = "") {
+  const fs::path bundle = dir / (name + ".lv2");
+  fs::create_directories(bundle);
+  fs::copy_file(fs::path(testutil::source_dir()) / "tests/data/plugin_libs" / (name + ".lv2") / "manifest.ttl",
+                bundle / "manifest.ttl");
+  build_plugin_library(source, (bundle / library).string(), flags);
+}
+
+// A compare run of `chain` over three rounds (each after a reset) on a stereo noise input:
+// its exit code, stderr, and whether every round of every variant completed.
+struct RoundsRun {
+  int rc = -1;
+  std::string err;
+  bool all_rounds = false;
+};
+RoundsRun compare_rounds(const std::string& chain, const testutil::TempDir& td) {
+  const auto r = testutil::run_cli({"compare", "--synth", "noise", "--duration", "1s", "--channels", "2", "--variants",
+                                    "cpu", "--rounds", "3", "--speed", "max", "-c", chain, "--json", td.file("c.json"),
+                                    "-q"});
+  RoundsRun out{r.rc, r.err, false};
+  if (r.rc != 0) return out;
+  const auto j = testutil::load_json(td.file("c.json"));
+  std::size_t complete = 0;
+  for (const auto& variant : j.at("per_round"))
+    for (const auto& round : variant.at("rounds")) complete += round.at("complete").get<bool>() ? 1 : 0;
+  out.all_rounds = j.at("rounds_completed") == 3 && j.at("per_round").size() == 1 && complete == 3;
+  return out;
+}
+
 
 // The left channel of the bundled mix, times `scale`, as a mono file of `format`.
 std::vector<float> write_mono(const std::string& path, double scale, int format) {
@@ -441,4 +502,37 @@ TEST_CASE("plugins: a LADSPA label that two libraries have is ambiguous, each na
   CHECK(std::count(labels.begin(), labels.end(), "ladspa:b.so:lpf") == 1);
   CHECK(std::count(labels.begin(), labels.end(), "ladspa:lpf") == 0);
   CHECK(std::count(labels.begin(), labels.end(), "ladspa:a.so:hpf") == 1);
+}
+
+TEST_CASE("plugins: an LV2 worker plugin over compare's resets: work() never beside activate or deactivate, nothing asked before a reset lost or answered after it") {
+  NEED_PLUGIN_BUILD();
+  testutil::TempDir td;
+  make_bundle(td.path(), "cs-worker", "cs_worker.c", "cs_worker.so");
+  ::setenv("LV2_PATH", td.path().c_str(), 1);
+  const RoundsRun r = compare_rounds("lv2:urn:chunkscope:test:worker", td);
+  ::unsetenv("LV2_PATH");
+  // the plugin aborts (exit 4, its reason on stderr) when a rule is broken
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  CHECK(r.all_rounds);
+  // one instance per channel, each reset before each of the 3 rounds, each asked for work
+  std::istringstream in(r.err);
+  int instances = 0;
+  for (std::string line; std::getline(in, line);) {
+    unsigned long requests = 0, answered = 0, resets = 0;
+    if (std::sscanf(line.c_str(), "cs-worker: %lu requests, %lu answered, %lu resets", &requests, &answered, &resets) != 3)
+      continue;
+    ++instances;
+    CHECK(resets == 3);
+    CHECK(requests > 0);
+    CHECK(answered <= requests);
+  }
+  CHECK(instances == 2);
+}
+
+TEST_CASE("plugins: a packaged worker plugin (x42 zeroconvolv) runs every round of a compare, reset between rounds") {
+  NEED_PLUGIN("lv2:http://gareus.org/oss/lv2/zeroconvolv#Stereo");
+  testutil::TempDir td;
+  const RoundsRun r = compare_rounds("lv2:zeroconvolv#Stereo:preset=noopStereo", td);
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  CHECK(r.all_rounds);
 }
