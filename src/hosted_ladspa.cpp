@@ -76,47 +76,212 @@ struct Library {
   void* handle = nullptr;
   LADSPA_Descriptor_Function entry = nullptr;
   ~Library() {
-    if (handle) dlclose(handle);
+    if (!handle) return;
+    HostedPhase in("unloading", path.c_str());  // the library's destructors run here
+    dlclose(handle);
   }
 };
 
-// The library at `path` (a path with a '/'), or nullptr and the reason in `why`.
-std::shared_ptr<const Library> open_library(const std::string& path, std::string& why) {
-  auto lib = std::make_shared<Library>();
-  lib->path = path;
+// dlopen's handle of `path` and its entry point, or nullptr and the reason in `why`. Runs the
+// library's constructors. The caller closes the handle.
+void* open_handle(const std::string& path, LADSPA_Descriptor_Function& entry, std::string& why) {
+  void* h = nullptr;
   {
-    HostedPhase in("loading", lib->path.c_str());  // the library's constructors run here
-    lib->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    HostedPhase in("loading", path.c_str());  // the library's constructors run here
+    h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   }
-  if (!lib->handle) {
+  if (!h) {
     const char* e = dlerror();
     why = fmt::format("not a loadable shared object ({})", one_line(e ? e : "dlopen failed"));
     return nullptr;
   }
-  lib->entry = reinterpret_cast<LADSPA_Descriptor_Function>(dlsym(lib->handle, "ladspa_descriptor"));
-  if (!lib->entry) {
-    why = "no ladspa_descriptor symbol (not a LADSPA library)";
-    return nullptr;
-  }
-  return lib;
+  entry = reinterpret_cast<LADSPA_Descriptor_Function>(dlsym(h, "ladspa_descriptor"));
+  if (!entry) why = "no ladspa_descriptor symbol (not a LADSPA library)";
+  return h;
 }
 
-// The library's descriptors, in index order.
-std::vector<const LADSPA_Descriptor*> descriptors(const Library& lib) {
+// The library at `path` (a path with a '/'), loaded in this process, or nullptr and the
+// reason in `why`.
+std::shared_ptr<const Library> open_library(const std::string& path, std::string& why) {
+  auto lib = std::make_shared<Library>();
+  lib->path = path;
+  lib->handle = open_handle(path, lib->entry, why);
+  return lib->entry ? lib : nullptr;
+}
+
+// The descriptors `entry` gives, in index order; `path` names the library for a crash handler.
+std::vector<const LADSPA_Descriptor*> descriptors(LADSPA_Descriptor_Function entry, const std::string& path) {
   std::vector<const LADSPA_Descriptor*> out;
-  HostedPhase in("ladspa_descriptor", lib.path.c_str());
   for (unsigned long i = 0; i < 4096; ++i) {
-    const LADSPA_Descriptor* d = lib.entry(i);
+    const LADSPA_Descriptor* d = nullptr;
+    {
+      HostedPhase in("ladspa_descriptor", path.c_str());
+      d = entry(i);
+    }
     if (!d) break;
     if (d->Label) out.push_back(d);
   }
   return out;
 }
+std::vector<const LADSPA_Descriptor*> descriptors(const Library& lib) { return descriptors(lib.entry, lib.path); }
 
 const LADSPA_Descriptor* find_label(const Library& lib, const std::string& label) {
   for (const auto* d : descriptors(lib))
     if (label == d->Label) return d;
   return nullptr;
+}
+
+// ------------------------------------------------------- descriptors read apart
+
+// What a descriptor says, copied: a plugin's model is made from it, so that the list needs
+// neither the library kept loaded nor loaded in this process at all.
+struct DescriptorCopy {
+  std::string label, name;
+  bool complete = false;  // instantiate, connect_port, run and cleanup are given
+  std::vector<LADSPA_PortDescriptor> ports;
+  std::vector<std::string> port_names;
+  std::vector<LADSPA_PortRangeHint> hints;  // empty: the descriptor gives none
+};
+
+DescriptorCopy copy_of(const LADSPA_Descriptor* d) {
+  DescriptorCopy c;
+  c.label = d->Label;
+  c.name = d->Name ? d->Name : "";
+  c.complete = d->instantiate && d->connect_port && d->run && d->cleanup;
+  for (unsigned long i = 0; i < d->PortCount; ++i) {
+    c.ports.push_back(d->PortDescriptors[i]);
+    c.port_names.emplace_back(d->PortNames && d->PortNames[i] ? d->PortNames[i] : "");
+    if (d->PortRangeHints) c.hints.push_back(d->PortRangeHints[i]);
+  }
+  return c;
+}
+
+// A library's plugins as read in a child process: `why` says why none could be.
+struct LibraryRead {
+  std::string path, why;
+  std::vector<DescriptorCopy> plugins;
+};
+
+// The child's answer, a line-free byte format: 'E' and the reason, or 'L' and the plugins.
+class WireOut {
+ public:
+  void u32(std::uint32_t v) { s_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void f32(float v) { s_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void str(const std::string& v) {
+    u32(static_cast<std::uint32_t>(v.size()));
+    s_ += v;
+  }
+  std::string take() { return std::move(s_); }
+
+ private:
+  std::string s_;
+};
+
+class WireIn {
+ public:
+  explicit WireIn(const std::string& s) : s_(s) {}
+  std::uint32_t u32() { return get<std::uint32_t>(); }
+  float f32() { return get<float>(); }
+  std::string str() {
+    const std::uint32_t n = u32();
+    if (!ok_ || n > s_.size() - at_) return fail(std::string());
+    at_ += n;
+    return s_.substr(at_ - n, n);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  template <class T>
+  T get() {
+    T v{};
+    if (!ok_ || sizeof v > s_.size() - at_) return fail(v);
+    std::memcpy(&v, s_.data() + at_, sizeof v);
+    at_ += sizeof v;
+    return v;
+  }
+  template <class T>
+  T fail(T v) {
+    ok_ = false;
+    return v;
+  }
+  const std::string& s_;
+  std::size_t at_ = 0;
+  bool ok_ = true;
+};
+
+void put_copy(WireOut& w, const DescriptorCopy& c) {
+  w.str(c.label);
+  w.str(c.name);
+  w.u32(c.complete ? 1 : 0);
+  w.u32(static_cast<std::uint32_t>(c.ports.size()));
+  w.u32(c.hints.empty() ? 0 : 1);
+  for (std::size_t i = 0; i < c.ports.size(); ++i) {
+    w.u32(static_cast<std::uint32_t>(c.ports[i]));
+    w.str(c.port_names[i]);
+    if (c.hints.empty()) continue;
+    w.u32(static_cast<std::uint32_t>(c.hints[i].HintDescriptor));
+    w.f32(c.hints[i].LowerBound);
+    w.f32(c.hints[i].UpperBound);
+  }
+}
+
+DescriptorCopy get_copy(WireIn& r) {
+  DescriptorCopy c;
+  c.label = r.str();
+  c.name = r.str();
+  c.complete = r.u32() != 0;
+  const std::uint32_t n = r.u32();
+  const bool hints = r.u32() != 0;
+  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+    c.ports.push_back(static_cast<LADSPA_PortDescriptor>(r.u32()));
+    c.port_names.push_back(r.str());
+    if (!hints) continue;
+    LADSPA_PortRangeHint h{};
+    h.HintDescriptor = static_cast<LADSPA_PortRangeHintDescriptor>(r.u32());
+    h.LowerBound = r.f32();
+    h.UpperBound = r.f32();
+    c.hints.push_back(h);
+  }
+  return c;
+}
+
+// In the child: loads `path`, copies its descriptors, answers. The library is not closed:
+// the child ends at once.
+std::string read_here(const std::string& path) {
+  WireOut w;
+  LADSPA_Descriptor_Function entry = nullptr;
+  std::string why;
+  if (!open_handle(path, entry, why) || !entry) {
+    w.u32('E');
+    w.str(why);
+    return w.take();
+  }
+  const auto ds = descriptors(entry, path);
+  w.u32('L');
+  w.u32(static_cast<std::uint32_t>(ds.size()));
+  for (const auto* d : ds) put_copy(w, copy_of(d));
+  return w.take();
+}
+
+// The plugins of the library at `path`, read in a child process: a constructor (or a
+// ladspa_descriptor) that crashes, exits or hangs costs only that library.
+LibraryRead read_apart(const std::string& path) {
+  LibraryRead out;
+  out.path = path;
+  const ChildOutcome c = run_in_child([&] { return read_here(path); });
+  if (!c.finished) {
+    out.why = fmt::format("cannot be loaded: the process that loaded it to read its plugins {}", c.failure);
+    return out;
+  }
+  WireIn r(c.answer);
+  const std::uint32_t kind = r.u32();
+  if (kind == 'E') out.why = r.str();
+  for (std::uint32_t i = 0, n = kind == 'L' ? r.u32() : 0; i < n && r.ok(); ++i) out.plugins.push_back(get_copy(r));
+  if (!r.ok() || (kind != 'E' && kind != 'L')) {
+    out.plugins.clear();
+    out.why = "cannot be read (the process that loaded it gave an answer that could not be read)";
+  }
+  return out;
 }
 
 // The .so files of the search path's folders, folder by folder, sorted within each.
@@ -160,6 +325,13 @@ struct Found {
   const LADSPA_Descriptor* desc = nullptr;
 };
 
+std::string no_label(const std::string& where, const std::string& label, const std::string& file,
+                     const std::vector<std::string>& labels) {
+  const std::string known = labels.empty() ? "it has none" : "labels: " + fmt::format("{}", fmt::join(labels, ", "));
+  return fmt::format("{}: no plugin labelled '{}' in {} ({})", where, one_line(label), file, known);
+}
+
+// The plugin `label` of the library `file`, loaded in this process.
 Found find_in(const std::string& file, const std::string& label, const std::string& where) {
   std::string why;
   auto lib = open_library(file, why);
@@ -167,26 +339,38 @@ Found find_in(const std::string& file, const std::string& label, const std::stri
   if (const auto* d = find_label(*lib, label)) return {lib, d};
   std::vector<std::string> labels;
   for (const auto* d : descriptors(*lib)) labels.push_back(d->Label);
-  const std::string known = labels.empty() ? "it has none" : "labels: " + fmt::format("{}", fmt::join(labels, ", "));
-  throw InputError(fmt::format("{}: no plugin labelled '{}' in {} ({})", where, one_line(label), file, known));
+  throw InputError(no_label(where, label, file, labels));
 }
 
-// The plugin `label` in `path`, or in the one library on the search path that has it. A label
-// that several libraries have is ambiguous: the error names each as `ladspa:LIBRARY:LABEL`, so
-// what resolves never depends on which other plugin packages the machine happens to have.
-Found find_plugin(const std::string& path, const std::string& label, const std::string& where) {
+// The plugin `label`, read apart (read_apart): in the library `path`, or in the one library
+// on the search path that has it. A label that several libraries have is ambiguous: the error
+// names each as `ladspa:LIBRARY:LABEL`, so what resolves never depends on which other plugin
+// packages the machine happens to have. A library that cannot be read does not hide the others.
+struct Resolved {
+  std::string file;
+  DescriptorCopy copy;
+};
+Resolved resolve(const std::string& path, const std::string& label, const std::string& where) {
   if (label.empty()) throw InputError(fmt::format("{}: missing plugin label (usage: ladspa:[library.so:]label)", where));
-  if (!path.empty()) return find_in(locate(path, where), label, where);
+  const auto has = [&](const LibraryRead& r) {
+    return std::find_if(r.plugins.begin(), r.plugins.end(), [&](const DescriptorCopy& c) { return c.label == label; });
+  };
+  if (!path.empty()) {
+    const LibraryRead r = read_apart(locate(path, where));
+    if (!r.why.empty()) throw InputError(fmt::format("{}: {}: {}", where, one_line(r.path), r.why));
+    if (const auto it = has(r); it != r.plugins.end()) return {r.path, *it};
+    std::vector<std::string> labels;
+    for (const auto& c : r.plugins) labels.push_back(c.label);
+    throw InputError(no_label(where, label, r.path, labels));
+  }
   const auto files = library_files();
-  std::vector<Found> hits;
+  std::vector<Resolved> hits;
   std::vector<std::string> names, labels;
   for (const auto& file : files) {
-    std::string why;
-    auto lib = open_library(file, why);
-    if (!lib) continue;  // a broken library on the path does not hide the others
-    for (const auto* d : descriptors(*lib)) labels.push_back(d->Label);
-    if (const auto* d = find_label(*lib, label)) {
-      hits.push_back({lib, d});
+    const LibraryRead r = read_apart(file);
+    for (const auto& c : r.plugins) labels.push_back(c.label);
+    if (const auto it = has(r); it != r.plugins.end()) {
+      hits.push_back({file, *it});
       names.push_back(fmt::format("ladspa:{}:{}", fs::path(file).filename().string(), label));
     }
   }
@@ -197,6 +381,14 @@ Found find_plugin(const std::string& path, const std::string& label, const std::
   throw InputError(fmt::format("{}: no LADSPA plugin labelled '{}' in the {} on the search path ({}){}", where,
                                one_line(label), files.size() == 1 ? "1 library" : fmt::format("{} libraries", files.size()),
                                search_text(), did_you_mean(label, labels)));
+}
+
+// The plugin to host: the library named is loaded here at once (its errors as dlopen gives
+// them); a bare label is found apart first, and only its library is loaded here.
+Found find_plugin(const std::string& path, const std::string& label, const std::string& where) {
+  if (label.empty()) throw InputError(fmt::format("{}: missing plugin label (usage: ladspa:[library.so:]label)", where));
+  if (!path.empty()) return find_in(locate(path, where), label, where);
+  return find_in(resolve(path, label, where).file, label, where);
 }
 
 // ----------------------------------------------------------------------- plugin model
@@ -217,10 +409,13 @@ struct PortModel {
   bool integer = false, toggled = false;  // LADSPA_HINT_INTEGER, LADSPA_HINT_TOGGLED
 };
 
+// A plugin as its descriptor's copy says; `lib` and `desc` are set for a plugin loaded here
+// to be hosted, and null in the list.
 struct PluginModel {
   std::shared_ptr<const Library> lib;
   const LADSPA_Descriptor* desc = nullptr;
-  std::string id, label;
+  std::string path, id, label, name;
+  bool complete = false;  // the descriptor gives instantiate, connect_port, run and cleanup
   std::vector<PortModel> ports;
   std::vector<unsigned long> audio_in, audio_out;
   int latency_port = -1;
@@ -254,16 +449,16 @@ float hint_default(const LADSPA_PortRangeHint& h, bool& absolute) {
   return NAN;
 }
 
-PortModel port_model(const LADSPA_Descriptor* d, unsigned long i) {
+PortModel port_model(const DescriptorCopy& d, std::size_t i) {
   PortModel p;
-  const LADSPA_PortDescriptor pd = d->PortDescriptors[i];
+  const LADSPA_PortDescriptor pd = d.ports[i];
   const bool in = LADSPA_IS_PORT_INPUT(pd), out = LADSPA_IS_PORT_OUTPUT(pd);
   const bool audio = LADSPA_IS_PORT_AUDIO(pd), control = LADSPA_IS_PORT_CONTROL(pd);
   if (in != out && audio != control)
     p.kind = audio ? (in ? Kind::audio_in : Kind::audio_out) : (in ? Kind::control_in : Kind::control_out);
-  p.name = d->PortNames && d->PortNames[i] ? d->PortNames[i] : "";
-  if (!d->PortRangeHints || !control) return p;  // hints on audio ports (caps has some) mean nothing here
-  const LADSPA_PortRangeHint& h = d->PortRangeHints[i];
+  p.name = d.port_names[i];
+  if (d.hints.empty() || !control) return p;  // hints on audio ports (caps has some) mean nothing here
+  const LADSPA_PortRangeHint& h = d.hints[i];
   if (LADSPA_IS_HINT_BOUNDED_BELOW(h.HintDescriptor)) p.min = h.LowerBound;
   if (LADSPA_IS_HINT_BOUNDED_ABOVE(h.HintDescriptor)) p.max = h.UpperBound;
   if (LADSPA_IS_HINT_TOGGLED(h.HintDescriptor)) p.min = 0, p.max = 1;
@@ -285,7 +480,7 @@ std::string why_not_hosted(const PluginModel& m) {
   for (const auto& p : m.ports)
     if (p.kind == Kind::other)
       return fmt::format("has port '{}', which is neither an audio nor a control input or output", p.symbol);
-  if (!m.desc->instantiate || !m.desc->connect_port || !m.desc->run || !m.desc->cleanup)
+  if (!m.complete)
     return "lacks one of instantiate, connect_port, run, cleanup in its descriptor";
   if (m.audio_in.empty() || m.audio_in.size() != m.audio_out.size())
     return fmt::format("has {} and {}; chunkscope runs plugins with as many audio outputs as inputs",
@@ -293,14 +488,15 @@ std::string why_not_hosted(const PluginModel& m) {
   return "";
 }
 
-PluginModel model_of(const Found& f) {
+// The model of the plugin `d` describes in the library `path`.
+PluginModel model_of(const std::string& path, const DescriptorCopy& d) {
   PluginModel m;
-  m.lib = f.lib, m.desc = f.desc;
-  m.id = f.lib->path + ":" + f.desc->Label;
-  m.label = std::string("ladspa:") + f.desc->Label;
+  m.path = path, m.name = d.name, m.complete = d.complete;
+  m.id = path + ":" + d.label;
+  m.label = "ladspa:" + d.label;
   std::vector<std::string> names;
-  for (unsigned long i = 0; i < f.desc->PortCount; ++i) {
-    m.ports.push_back(port_model(f.desc, i));
+  for (std::size_t i = 0; i < d.ports.size(); ++i) {
+    m.ports.push_back(port_model(d, i));
     names.push_back(m.ports.back().name);
     if (m.ports.back().kind == Kind::audio_in) m.audio_in.push_back(i);
     if (m.ports.back().kind == Kind::audio_out) m.audio_out.push_back(i);
@@ -548,8 +744,8 @@ class LadspaFactory final : public HostedFactory {
 
 PluginInfo info_of(const PluginModel& m) {
   PluginInfo info;
-  info.api = "ladspa", info.id = m.id, info.label = m.label, info.library = m.lib->path;
-  info.name = m.desc->Name ? m.desc->Name : "";
+  info.api = "ladspa", info.id = m.id, info.label = m.label, info.library = m.path;
+  info.name = m.name;
   info.runnable = m.why_not.empty();
   info.why_not = m.why_not;
   const auto opt = [](float v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); };
@@ -578,7 +774,8 @@ std::shared_ptr<const HostedFactory> load_ladspa_stage(const std::string& path, 
                                                        const Controls& controls, const std::string& where) {
   const Found f = find_plugin(path, label, where);
   auto st = std::make_shared<LadspaStage>();
-  st->model = model_of(f);
+  st->model = model_of(f.lib->path, copy_of(f.desc));
+  st->model.lib = f.lib, st->model.desc = f.desc;
   if (!st->model.why_not.empty()) throw InputError(fmt::format("{}: {} {}", where, st->model.id, st->model.why_not));
   for (const auto& p : st->model.ports) st->values.push_back(p.kind == Kind::control_in ? fallback_value(p) : 0.0f);
   st->origin.assign(st->model.ports.size(), Origin::fallback);
@@ -586,25 +783,26 @@ std::shared_ptr<const HostedFactory> load_ladspa_stage(const std::string& path, 
   return std::make_shared<LadspaFactory>(std::move(st));
 }
 
+// Each library is read apart (read_apart): none is loaded in this process.
 std::vector<PluginInfo> list_ladspa_plugins() {
   std::vector<PluginInfo> out;
   for (const auto& file : library_files()) {
-    std::string why;
-    auto lib = open_library(file, why);
-    if (!lib) {
+    const LibraryRead r = read_apart(file);
+    if (!r.why.empty()) {
       PluginInfo broken;
-      broken.api = "ladspa", broken.id = file, broken.library = file, broken.why_not = why;
+      broken.api = "ladspa", broken.id = file, broken.library = file, broken.why_not = r.why;
       out.push_back(std::move(broken));
       continue;
     }
-    for (const auto* d : descriptors(*lib)) out.push_back(info_of(model_of({lib, d})));
+    for (const auto& c : r.plugins) out.push_back(info_of(model_of(file, c)));
   }
   qualify_shared_labels(out);
   return out;
 }
 
 PluginInfo describe_ladspa_plugin(const std::string& path, const std::string& label, const std::string& where) {
-  return info_of(model_of(find_plugin(path, label, where)));
+  const Resolved r = resolve(path, label, where);
+  return info_of(model_of(r.file, r.copy));
 }
 
 #else  // built without ladspa.h: the same interface, answering that LADSPA is not hosted

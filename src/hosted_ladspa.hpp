@@ -33,7 +33,9 @@ std::vector<std::string> ladspa_port_symbols(const std::vector<std::string>& nam
 /// Loads the LADSPA plugin `label` from the library `path` (a file; a bare file name is looked
 /// for on the search path; empty: the first library on the search path that has `label`)
 /// with `controls` (port symbol or index = plain decimal number) and returns the factory that
-/// makes its processors, labelled "ladspa:" + label. Throws InputError naming `where`: no such
+/// makes its processors, labelled "ladspa:" + label. A bare label is looked for in child
+/// processes, as the list does, and only the library that has it is loaded here. Throws
+/// InputError naming `where`: no such
 /// library, not loadable (dlerror's reason), no ladspa_descriptor symbol, no such label (the
 /// library's labels listed), ports chunkscope cannot connect, an unknown control (the
 /// control symbols listed), a value that is not a number or lies outside the port's bounds.
@@ -42,11 +44,14 @@ std::shared_ptr<const HostedFactory> load_ladspa_stage(const std::string& path, 
                                                        const std::vector<std::pair<std::string, std::string>>& controls,
                                                        const std::string& where);
 
-/// Every plugin of every library on the search path, by library path then label; a library
-/// that cannot be loaded is one non-runnable entry (id: its path). [allocates, blocks]
+/// Every plugin of every library on the search path, by library path then label, each library
+/// read in a child process (run_in_child), none loaded in this one; a library that cannot be
+/// loaded, or whose constructor crashes, exits or hangs, is one non-runnable entry (id: its
+/// path; why_not says which). [allocates, blocks]
 std::vector<PluginInfo> list_ladspa_plugins();
 
-/// The plugin `label` of `path` (as load_ladspa_stage finds it). Throws InputError naming `where`.
+/// The plugin `label` of `path` (as load_ladspa_stage finds it), read in child processes as
+/// the list is. Throws InputError naming `where` (a library named that cannot be read, too).
 PluginInfo describe_ladspa_plugin(const std::string& path, const std::string& label, const std::string& where);
 
 }  // namespace chunkscope

@@ -288,7 +288,8 @@ struct PluginModel {
   std::vector<std::uint32_t> audio_in, audio_out;  // port indices
   int latency_port = -1;
   bool default_state = false;  // lists state:loadDefaultState
-  std::string why_not;         // empty: hostable on a chunk with a matching channel count
+  bool has_library = false;    // the library file exists (whether it loads is not known here)
+  std::string why_not;         // empty: hostable on a chunk with a matching channel count, as far as lilv's data says
 };
 
 constexpr const char* kHostedFeatures[] = {
@@ -366,8 +367,9 @@ PortModel port_model(Lv2World& w, const LilvPlugin* p, const LilvPort* port) {
 }
 
 
-// Why the plugin's library cannot be loaded (dlopen's reason), or "": a library with an
-// undefined symbol is refused here rather than at instantiation.
+// Why the plugin's library cannot be loaded in this process (dlopen's reason), or "": a
+// library with an undefined symbol is refused here rather than at instantiation. Runs the
+// library's constructors and destructors.
 std::string library_problem(const std::string& path) {
   void* h = nullptr;
   {
@@ -379,17 +381,28 @@ std::string library_problem(const std::string& path) {
     return fmt::format("has a library that cannot be loaded ({})", one_line(e ? e : "dlopen failed"));
   }
   const bool entry = dlsym(h, "lv2_descriptor") || dlsym(h, "lv2_lib_descriptor");
-  dlclose(h);
+  {
+    HostedPhase in("unloading", path.c_str());  // and its destructors here
+    dlclose(h);
+  }
   return entry ? "" : fmt::format("has a library without an lv2_descriptor symbol ({})", path);
 }
 
-// Why chunkscope cannot host the plugin whatever the chunk's channels, or "".
+// library_problem() in a child process: a constructor that crashes, exits or hangs ends only
+// the child, and says so.
+std::string library_problem_apart(const std::string& path) {
+  const ChildOutcome c = run_in_child([&] { return library_problem(path); });
+  if (!c.finished)
+    return fmt::format("has a library that cannot be loaded (the process that loaded it to check it {})", c.failure);
+  return c.answer;
+}
+
+// Why chunkscope cannot host the plugin whatever the chunk's channels, or "": from lilv's
+// data alone (the library file exists; it is not loaded).
 std::string why_not_hosted(Lv2World& w, const PluginModel& m) {
   if (!lilv_plugin_verify(m.plugin)) return "has an invalid description (lilv_plugin_verify failed)";
-  std::error_code ec;
-  if (m.library.empty() || !std::filesystem::exists(m.library, ec))
+  if (!m.has_library)
     return fmt::format("has no library ({} is missing)", m.library.empty() ? "lv2:binary" : m.library);
-  if (std::string why = library_problem(m.library); !why.empty()) return why;
   for (const auto& f : m.required_features)
     if (!listed(kHostedFeatures, f)) return fmt::format("requires feature {}, which chunkscope does not host", f);
   const Nodes options(lilv_plugin_get_value(m.plugin, w.required_option));
@@ -447,6 +460,8 @@ PluginModel model_of(Lv2World& w, const LilvPlugin* p) {
   LILV_FOREACH (nodes, i, presets.get()) m.presets.push_back(text_of(lilv_nodes_get(presets.get(), i)));
   std::sort(m.presets.begin(), m.presets.end());
   m.default_state = lilv_plugin_has_feature(p, w.default_state);
+  std::error_code ec;
+  m.has_library = !m.library.empty() && std::filesystem::exists(m.library, ec);
   m.why_not = why_not_hosted(w, m);
   return m;
 }
@@ -659,6 +674,7 @@ void apply_control(Lv2Stage& st, const std::string& key, const std::string& text
 std::shared_ptr<Lv2Stage> make_stage(Lv2World& w, const LilvPlugin* p, const Controls& controls, const std::string& where) {
   auto st = std::make_shared<Lv2Stage>();
   st->model = model_of(w, p);
+  if (st->model.why_not.empty()) st->model.why_not = library_problem(st->model.library);  // it is loaded to run anyway
   if (!st->model.why_not.empty()) throw InputError(fmt::format("{}: {} {}", where, st->model.uri, st->model.why_not));
   for (const auto& port : st->model.ports) st->values.push_back(port.kind == Kind::control_in ? fallback_value(port) : 0.0);
   st->origin.assign(st->model.ports.size(), Origin::fallback);
@@ -1208,7 +1224,11 @@ std::vector<PluginInfo> list_lv2_plugins() {
 PluginInfo describe_lv2_plugin(const std::string& id, const std::string& where) {
   Lv2World& w = lv2_world();
   const WorldLock lock(w.mutex);
-  return info_of(model_of(w, find_plugin(w, id, where)));
+  PluginModel m = model_of(w, find_plugin(w, id, where));
+  // the one library asked for is loaded, in a process of its own: whether it loads comes first
+  if (m.has_library)
+    if (std::string why = library_problem_apart(m.library); !why.empty()) m.why_not = std::move(why);
+  return info_of(m);
 }
 
 #else  // built without lilv: the same interface, answering that LV2 is not hosted

@@ -51,10 +51,13 @@ std::shared_ptr<const HostedFactory> load_lv2_stage(const std::string& id,
                                                     const std::vector<std::pair<std::string, std::string>>& controls,
                                                     const std::string& where);
 
-/// Every installed LV2 plugin, sorted by URI (replaced plugins left out). [allocates, blocks]
+/// Every installed LV2 plugin, sorted by URI (replaced plugins left out), from lilv's data
+/// alone: no plugin library is loaded (whether one loads is not known here). [allocates, blocks]
 std::vector<PluginInfo> list_lv2_plugins();
 
-/// The LV2 plugin `id` (as load_lv2_stage resolves it). Throws InputError naming `where`.
+/// The LV2 plugin `id` (as load_lv2_stage resolves it), its library loaded in a child process
+/// to check that it loads (run_in_child): one that does not, or whose constructor crashes or
+/// exits, makes it not runnable, saying why. Throws InputError naming `where`.
 PluginInfo describe_lv2_plugin(const std::string& id, const std::string& where);
 
 }  // namespace chunkscope

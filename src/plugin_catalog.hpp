@@ -2,6 +2,7 @@
 // The installed third-party plugins (LV2 through lilv, LADSPA from the LADSPA search path),
 // for `chunkscope plugins [--json] [ID]`: what each is, its ports, and whether chunkscope
 // can run it (and why not). Not real-time.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,12 +35,31 @@ struct PluginInfo {
 };
 
 /// Every installed LV2 and LADSPA plugin (LV2 first, each part sorted by id), with
-/// runnable/why_not. A LADSPA library that cannot be loaded is listed once, as a
-/// non-runnable entry whose id is its path. [allocates, blocks]
+/// runnable/why_not, without loading a plugin library in this process: LV2 from lilv's data
+/// alone (whether a library loads is not known there), LADSPA libraries read in child
+/// processes (run_in_child). A LADSPA library that cannot be loaded or read is listed once,
+/// as a non-runnable entry whose id is its path. [allocates, blocks]
 std::vector<PluginInfo> list_plugins();
 
 /// One plugin by spec: "lv2:ID" (ID as load_lv2_stage takes it) or "ladspa:[PATH:]LABEL".
-/// Throws InputError: a bad prefix, an unknown or ambiguous ID. [allocates, blocks]
+/// Its library is loaded in a child process: one that does not load makes the plugin not
+/// runnable, with why. Throws InputError: a bad prefix, an unknown or ambiguous ID.
+/// [allocates, blocks]
 PluginInfo describe_plugin(const std::string& spec);
+
+/// How a child process made by run_in_child() ended.
+struct ChildOutcome {
+  bool finished = false;  // it gave its whole answer and exited with status 0
+  std::string answer;     // what it gave (when finished)
+  std::string failure;    // when not: "was killed by SIGABRT (abort)", "exited with status 3",
+                          // "did not finish within 10 s" (then it was killed)
+};
+
+/// Runs `work` in a child process (fork, no exec) and returns its answer: a plugin library's
+/// constructor that crashes, exits or hangs there ends only the child. In the child the fatal
+/// signals take their default action (no core file), stdout is stderr (a library's chatter
+/// stays out of what the parent prints), and nothing of the parent's exit runs after `work`.
+/// `work` must not need another thread of the parent. Not real-time. [allocates, blocks]
+ChildOutcome run_in_child(const std::function<std::string()>& work, int timeout_s = 10);
 
 }  // namespace chunkscope

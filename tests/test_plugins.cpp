@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -91,6 +92,34 @@ void make_bundle(const fs::path& dir, const std::string& name, const std::string
   build_plugin_library(source, (bundle / library).string(), flags);
 }
 
+// The plugins of a `plugins --json` listing, by id.
+std::map<std::string, nlohmann::json> listed_by_id(const std::string& out) {
+  std::map<std::string, nlohmann::json> by_id;
+  const auto list = nlohmann::json::parse(out);
+  for (const auto& p : list.at("plugins")) by_id[p.at("id").get<std::string>()] = p;
+  return by_id;
+}
+
+// Lines of LD_DEBUG=files output that say a library under `dir` was initialised, by the process
+// `pid` ("" for any process).
+std::size_t inits_under(const std::string& debug, const std::string& dir, const std::string& pid) {
+  std::size_t n = 0;
+  std::istringstream in(debug);
+  for (std::string line; std::getline(in, line);) {
+    const auto at = line.find("calling init: ");
+    if (at == std::string::npos || line.find(dir, at) == std::string::npos) continue;
+    const auto b = line.find_first_not_of(" \t"), e = line.find(':');
+    n += pid.empty() || line.substr(b, e - b) == pid;
+  }
+  return n;
+}
+
+// The pid of the process that wrote the first line of LD_DEBUG output (the program itself).
+std::string first_pid(const std::string& debug) {
+  const auto b = debug.find_first_not_of(" \t\n"), e = debug.find(':', b);
+  return b == std::string::npos || e == std::string::npos ? "" : debug.substr(b, e - b);
+}
+
 // A compare run of `chain` over three rounds (each after a reset) on a stereo noise input:
 // its exit code, stderr, and whether every round of every variant completed.
 struct RoundsRun {
@@ -111,7 +140,6 @@ RoundsRun compare_rounds(const std::string& chain, const testutil::TempDir& td) 
   out.all_rounds = j.at("rounds_completed") == 3 && j.at("per_round").size() == 1 && complete == 3;
   return out;
 }
-
 
 // The left channel of the bundled mix, times `scale`, as a mono file of `format`.
 std::vector<float> write_mono(const std::string& path, double scale, int format) {
@@ -502,6 +530,99 @@ TEST_CASE("plugins: a LADSPA label that two libraries have is ambiguous, each na
   CHECK(std::count(labels.begin(), labels.end(), "ladspa:b.so:lpf") == 1);
   CHECK(std::count(labels.begin(), labels.end(), "ladspa:lpf") == 0);
   CHECK(std::count(labels.begin(), labels.end(), "ladspa:a.so:hpf") == 1);
+}
+
+TEST_CASE("plugins: the listing loads no plugin library: an LV2 plugin whose library aborts when loaded is listed, describing it says it cannot be loaded") {
+  NEED_PLUGIN_BUILD();
+  testutil::TempDir td;
+  make_bundle(td.path(), "crash-on-load", "crash_on_load.c", "crash_on_load.so", "-DCS_ON_LOAD_ABORT");
+  const std::string uri = "urn:chunkscope:test:crash-on-load";
+  ::setenv("LV2_PATH", (td.path().string() + ":/usr/lib/lv2").c_str(), 1);
+  const auto list = testutil::run_cli({"plugins", "--json"});
+  const auto text = testutil::run_cli({"plugins"});
+  const auto one = testutil::run_cli({"plugins", "lv2:" + uri, "--json"});
+  const auto one_text = testutil::run_cli({"plugins", "lv2:" + uri});
+  const auto chain = testutil::run_cli({"chain", "lv2:" + uri});
+  ::setenv("LD_DEBUG", "files", 1);  // the loader's own report (run without a shell between)
+  const auto debug = testutil::run_cli_at(testutil::source_dir(), {"plugins", "--json"}, 120);
+  ::unsetenv("LD_DEBUG");
+  ::unsetenv("LV2_PATH");
+  // the whole listing, this plugin in it (from its data: whether it loads is not known there)
+  REQUIRE_MESSAGE(list.rc == 0, list.err);
+  const auto by_id = listed_by_id(list.out);
+  REQUIRE(by_id.count(uri) == 1);
+  CHECK(by_id.at(uri).at("label") == "lv2:crash-on-load");
+  CHECK_MESSAGE(text.rc == 0, text.err);
+  CHECK(text.out.find("lv2:crash-on-load") != std::string::npos);
+  CHECK(text.out.find(" plugin(s) chunkscope can host") != std::string::npos);
+  // describing it loads its library, apart: it is not runnable, and why
+  REQUIRE_MESSAGE(one.rc == 0, one.err);
+  const auto p = nlohmann::json::parse(one.out).at("plugin");
+  CHECK(p.at("runnable") == false);
+  CHECK(p.at("why_not") ==
+        "has a library that cannot be loaded (the process that loaded it to check it was killed by SIGABRT (abort))");
+  CHECK_MESSAGE(one_text.rc == 0, one_text.err);
+  CHECK(one_text.out.find("runnable  no: has a library that cannot be loaded") != std::string::npos);
+  // a chain that hosts it loads it here: the crash is the plugin's, named, exit 4
+  CHECK(chain.rc == 4);
+  CHECK(chain.err.find("crash_on_load.so") != std::string::npos);
+  CHECK(chain.err.find("SIGABRT") != std::string::npos);
+  // LD_DEBUG: no library under the bundle, nor under /usr/lib/lv2, starts in the listing process
+  REQUIRE_MESSAGE(debug.rc == 0, debug.err.substr(0, 2000));
+  const std::string pid = first_pid(debug.err);
+  REQUIRE_FALSE(pid.empty());
+  CHECK(debug.err.find("calling init: ") != std::string::npos);  // LD_DEBUG did report
+  CHECK(inits_under(debug.err, td.path().string(), pid) == 0);
+  CHECK(inits_under(debug.err, "/lv2/", pid) == 0);
+  CHECK(inits_under(debug.err, "/ladspa/", pid) == 0);
+}
+
+TEST_CASE("plugins: a LADSPA library whose constructor aborts or exits is listed as not loadable, with why, and the others still are") {
+  NEED_PLUGIN_BUILD();
+  testutil::TempDir td;
+  build_plugin_library("crash_on_load.c", td.file("abort.so"), "-DCS_ON_LOAD_ABORT");
+  build_plugin_library("crash_on_load.c", td.file("exit.so"), "-DCS_ON_LOAD_EXIT=3");
+  build_plugin_library("crash_on_load.c", td.file("good.so"));
+  ::setenv("LADSPA_PATH", td.path().c_str(), 1);
+  ::setenv("LD_DEBUG", "files", 1);  // the loader's own report (run without a shell between)
+  const auto list = testutil::run_cli_at(testutil::source_dir(), {"plugins", "--json"}, 120);
+  ::unsetenv("LD_DEBUG");
+  const auto text = testutil::run_cli({"plugins", "--all"});
+  const auto bare = testutil::run_cli({"plugins", "ladspa:cs_pass", "--json"});
+  const auto chain = testutil::run_cli({"chain", "ladspa:cs_pass"});
+  const auto named = testutil::run_cli({"plugins", "ladspa:" + td.file("abort.so") + ":cs_pass"});
+  ::unsetenv("LADSPA_PATH");
+  REQUIRE_MESSAGE(list.rc == 0, list.err.substr(0, 2000));
+  const auto by_id = listed_by_id(list.out);
+  REQUIRE(by_id.count(td.file("abort.so")) == 1);
+  REQUIRE(by_id.count(td.file("exit.so")) == 1);
+  REQUIRE(by_id.count(td.file("good.so") + ":cs_pass") == 1);
+  CHECK(by_id.at(td.file("abort.so")).at("runnable") == false);
+  CHECK(by_id.at(td.file("abort.so")).at("why_not") ==
+        "cannot be loaded: the process that loaded it to read its plugins was killed by SIGABRT (abort)");
+  CHECK(by_id.at(td.file("exit.so")).at("why_not") ==
+        "cannot be loaded: the process that loaded it to read its plugins exited with status 3");
+  CHECK(by_id.at(td.file("good.so") + ":cs_pass").at("runnable") == true);
+  // the libraries of the default folders after them are listed as well
+  if (fs::exists("/usr/lib/ladspa/filter.so")) CHECK(by_id.count("/usr/lib/ladspa/filter.so:lpf") == 1);
+  // each library was loaded in a process of its own, none in the listing's
+  const std::string pid = first_pid(list.err);
+  CHECK(inits_under(list.err, td.path().string(), "") >= 3);
+  CHECK(inits_under(list.err, td.path().string(), pid) == 0);
+  CHECK_MESSAGE(text.rc == 0, text.err);
+  const auto line_at = text.out.find("ladspa  " + td.file("abort.so"));
+  REQUIRE(line_at != std::string::npos);
+  CHECK(text.out.substr(line_at, text.out.find('\n', line_at) - line_at).find("(cannot run: cannot be loaded: ") !=
+        std::string::npos);
+  // a bare label is found past them, and only its library is loaded to run it
+  REQUIRE_MESSAGE(bare.rc == 0, bare.err);
+  CHECK(nlohmann::json::parse(bare.out).at("plugin").at("id") == td.file("good.so") + ":cs_pass");
+  CHECK_MESSAGE(chain.rc == 0, chain.err);
+  // the library named: one line, exit 2, as for a plugin not found
+  CHECK(named.rc == 2);
+  CHECK(named.err.find("abort.so: cannot be loaded: the process that loaded it to read its plugins was killed by SIGABRT") !=
+        std::string::npos);
+  CHECK(std::count(named.err.begin(), named.err.end(), '\n') == 1);
 }
 
 TEST_CASE("plugins: an LV2 worker plugin over compare's resets: work() never beside activate or deactivate, nothing asked before a reset lost or answered after it") {

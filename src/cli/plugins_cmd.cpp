@@ -93,7 +93,9 @@ int run_plugins(const std::string& spec, bool json_out, bool all) {
   for (const auto& p : list) {
     runnable += p.runnable ? 1 : 0;
     if (!p.runnable && !all) continue;
-    fmt::print("{:<7} {:<40} {}{}\n", p.api, p.label, p.name, p.runnable ? "" : "  (cannot run: " + p.why_not + ")");
+    // a library that could not be read has no label: its path names it
+    fmt::print("{:<7} {:<40} {}{}\n", p.api, p.label.empty() ? p.id : p.label, p.name,
+               p.runnable ? "" : "  (cannot run: " + p.why_not + ")");
   }
   fmt::print("\n{} plugin(s) chunkscope can host, {} it cannot{} (LV2 {}, LADSPA {})\n", runnable, list.size() - runnable,
              all ? "" : " (--all lists them with why)", lv2_available() ? "on" : "off: built without lilv",
