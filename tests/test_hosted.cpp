@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -625,6 +626,30 @@ TEST_CASE("hosted: a fault in chunkscope's own code during a step is never blame
   CHECK(WTERMSIG(own_status) == SIGSEGV);
 #endif
 }
+
+#if defined(CHUNKSCOPE_GAIN_STAGE)
+TEST_CASE("hosted: a stage written in C++ as stage.h shows loads as written and processes as it says") {
+  testutil::TempDir td;
+  const std::string stage = std::string("so:") + CHUNKSCOPE_GAIN_STAGE;
+  const auto r = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", stage + ":gain=-6", "-o", td.file("out.wav"),
+                                    "--output-format", "float", "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  int ch_in = 0, ch_out = 0;
+  const std::vector<double> in = testutil::read_all(mix(), &ch_in);
+  const std::vector<double> out = testutil::read_all(td.file("out.wav"), &ch_out);
+  REQUIRE(ch_in == ch_out);
+  REQUIRE(in.size() == out.size());
+  const float factor = static_cast<float>(std::pow(10.0, -6.0 / 20.0));
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) differ += static_cast<float>(out[i]) != static_cast<float>(in[i]) * factor;
+  CHECK(differ == 0);
+  // its own refusal, through create(): one line, exit 2
+  const auto bad = testutil::run_cli({"replay", mix(), "--speed", "max", "-c", stage + ":gain=loud"});
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find("create failed: gain=loud: not a number of dB in -120..24") != std::string::npos);
+  CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+}
+#endif
 
 TEST_CASE("hosted: the allocation interposer counts only the armed thread's calls") {
   if (!alloc_audit::interposer_active()) {

@@ -15,6 +15,23 @@
  * NaN, infinite and subnormal samples in its output. create() and destroy() run before and
  * after the stream: they may allocate and fail.
  *
+ * Threads: each function below is tagged with the thread it is called on.
+ *   [setup]       the command's main thread, before the stream starts (not real-time);
+ *   [processing]  the thread that processes the chunks (real-time: the engine's processor
+ *                 thread, or the source's or the audio callback's with --inline);
+ *   [teardown]    the command's main thread, after the stream has stopped (not real-time).
+ * create() and destroy() are never called at the same time as each other. Under --streams N
+ * (and in compare's lanes) every stream has instances of its own, and process() of different
+ * instances runs at the same time on different threads: state the instances share (a static,
+ * a global table) must be safe for that, or the streams' output will differ.
+ *
+ * Units: lengths of audio are frames (one sample per channel); a block of `frames` frames
+ * holds frames x channels samples.
+ *
+ * Written in C++: include this header and define chunkscope_stage_entry as declared below;
+ * the declaration gives it C linkage, so the library exports the unmangled name chunkscope
+ * loads (examples/gain_stage.cpp). No exception may leave any function of the descriptor.
+ *
  * Only C types cross this boundary: no exception may leave any function, nothing returned
  * must be freed by the other side, and every string the stage returns stays valid until
  * destroy() (or for the life of the library, for the descriptor's own).
@@ -57,7 +74,8 @@ typedef struct chunkscope_stage_param_info {
   const char* description;   /* one line; may be NULL */
 } chunkscope_stage_param_info;
 
-/* What create() is told about the stream. */
+/* What create() is told about the stream. The config, the params array and their strings
+ * live only while create() runs: an instance copies what it keeps. */
 typedef struct chunkscope_stage_config {
   uint32_t struct_size;  /* sizeof(chunkscope_stage_config) of the host */
   double sample_rate;    /* Hz */
@@ -79,27 +97,35 @@ typedef struct chunkscope_stage_descriptor {
   const chunkscope_stage_param_info* params; /* may be NULL (any key goes to create) */
   uint32_t param_count;
 
-  /* Makes an instance for `config`. On failure returns NULL and writes a one-line reason
-   * (NUL-terminated, at most error_size bytes) to `error`. Not real-time. */
+  /* [setup] Makes an instance for `config`. On failure returns NULL and writes a one-line
+   * reason (NUL-terminated, at most error_size bytes) to `error`. May allocate. */
   void* (*create)(const chunkscope_stage_config* config, char* error, size_t error_size);
-  /* Processes `frames` frames (1..max_frames) in place: channels[c][0..frames-1] for each
-   * of the config's channels. Returns 0, or non-zero to stop the run; then last_error (if
-   * given) says why. Real-time: no allocation, lock, sleep or I/O. */
+  /* [processing] Processes `frames` frames (1..max_frames) in place: channels[c][0..frames-1]
+   * for each of the config's channels. Returns 0, or non-zero to stop the run; then
+   * last_error (if given) says why. Real-time: no allocation, lock, sleep or I/O. */
   int (*process)(void* instance, float* const* channels, int32_t frames);
-  /* Clears the processing state (as after create) without allocating. May be NULL. */
+  /* [processing, or setup between runs: compare's rounds, stage-bench] Clears the
+   * processing state (as after create) without allocating. Real-time. May be NULL. */
   void (*reset)(void* instance);
-  /* Frees the instance. */
+  /* [teardown, or setup when a later instance's create() failed] Frees the instance. */
   void (*destroy)(void* instance);
-  /* Samples of delay the stage adds (lookahead), reported as its declared latency. May be NULL
-   * (none). Called after create, not on the real-time thread. */
+  /* [setup] Frames of delay the stage adds (lookahead), reported as its declared latency.
+   * Called once, right after create(). May be NULL (none). */
   uint32_t (*latency)(void* instance);
-  /* The reason for the last non-zero process() return. May be NULL. */
+  /* [processing] The reason for the last non-zero process() return, called right after it;
+   * the string stays valid until the next process() or destroy(). Real-time. May be NULL. */
   const char* (*last_error)(void* instance);
 } chunkscope_stage_descriptor;
 
 /* The entry point: returns the stage's descriptor, or NULL when the stage cannot serve a host
  * of `host_abi_version`. Called once, before anything else. */
 typedef const chunkscope_stage_descriptor* (*chunkscope_stage_entry_fn)(uint32_t host_abi_version);
+
+/* [setup] The entry point a stage library defines, declared here so that it has C linkage in
+ * C++ too. A stage defines it as
+ *   CHUNKSCOPE_STAGE_EXPORT const chunkscope_stage_descriptor* chunkscope_stage_entry(uint32_t v) { ... }
+ * (a host does not call this declaration: it looks the symbol up in the loaded library). */
+CHUNKSCOPE_STAGE_EXPORT const chunkscope_stage_descriptor* chunkscope_stage_entry(uint32_t host_abi_version);
 
 #ifdef __cplusplus
 }
