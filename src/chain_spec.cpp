@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "src/errors.hpp"
+#include "src/hosted_faust.hpp"
 
 namespace chunkscope {
 namespace {
@@ -56,7 +57,7 @@ constexpr KindName kKinds[] = {
     {"gain", StageKind::gain},        {"sos", StageKind::sos},
     {"spin", StageKind::spin},        {"sleep", StageKind::sleep},
     {"so", StageKind::so},            {"lv2", StageKind::lv2},
-    {"ladspa", StageKind::ladspa},
+    {"ladspa", StageKind::ladspa},    {"faust", StageKind::faust},
 };
 
 // The stage name `name` was most likely meant to be: the same name in another case, a
@@ -97,7 +98,9 @@ std::string stage_kind_names() { return known_names(); }
 
 std::string chain_spec_help() {
   return "stages joined by '|', each KIND:ARGS[:key=value...], e.g. 'hp:80:4 | lp:12k:8'; kinds: " + known_names() +
-         " (so: your library, lv2: and ladspa: installed plugins; `chunkscope plugins` lists those)";
+         " (so: your library, lv2: and ladspa: installed plugins; `chunkscope plugins` lists those; " +
+         (faust_available() ? "faust: a Faust program, compiled by libfaust)"
+                            : "faust: not in this build, built without the Faust headers; install faust-common)");
 }
 
 const char* stage_kind_label(StageKind k) {
@@ -121,6 +124,7 @@ const char* stage_kind_label(StageKind k) {
     case StageKind::so: return "hosted code (so:)";
     case StageKind::lv2: return "LV2 plugin, hosted";
     case StageKind::ladspa: return "LADSPA plugin, hosted";
+    case StageKind::faust: return "Faust program, compiled and hosted";
   }
   return "?";
 }
@@ -133,7 +137,9 @@ const char* stage_name(StageKind k) {
 
 bool is_iir(StageKind k) { return k != StageKind::spin && k != StageKind::sleep && !is_hosted(k); }
 
-bool is_hosted(StageKind k) { return k == StageKind::so || k == StageKind::lv2 || k == StageKind::ladspa; }
+bool is_hosted(StageKind k) {
+  return k == StageKind::so || k == StageKind::lv2 || k == StageKind::ladspa || k == StageKind::faust;
+}
 
 double parse_number(std::string_view s, std::string_view what) {
   s = trim(s);
@@ -260,26 +266,36 @@ double parse_q(const Tokens& t, const std::string& where) {
   return q;
 }
 
+// How a hosted stage's keys are written: identifiers; identifiers or a LADSPA port's index;
+// or a Faust control's label or path.
+enum class Keys { ident, index, faust };
+
 // A parameter field of a hosted stage: a key of letters, digits, '_', '-' and '.' (not
-// starting with a digit, unless `index_keys`: a LADSPA port's index), '=', a value without '/'.
-bool is_param_field(std::string_view f, bool index_keys = false) {
+// starting with a digit, unless Keys::index: a LADSPA port's index), '=', a value without '/'.
+// Keys::faust also takes '/' in the key (a control's path, "/comp/ratio") and a key starting
+// with a digit, and any value for `opts` (compiler options may name folders).
+bool is_param_field(std::string_view f, Keys keys = Keys::ident) {
   const auto eq = f.find('=');
   if (eq == 0 || eq == std::string_view::npos) return false;
   const auto key = trim(f.substr(0, eq));
   if (key.empty()) return false;
-  const bool ident = std::all_of(key.begin(), key.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+  const bool faust = keys == Keys::faust;
+  const bool ident = std::all_of(key.begin(), key.end(), [faust](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '.' || (faust && c == '/');
   });
-  return ident && (index_keys || !(key[0] >= '0' && key[0] <= '9')) && f.substr(eq + 1).find('/') == std::string_view::npos;
+  if (faust && key == "opts") return true;
+  const bool digit_first = key[0] >= '0' && key[0] <= '9';
+  return ident && (keys != Keys::ident || !digit_first) && f.substr(eq + 1).find('/') == std::string_view::npos;
 }
 
 // A hosted stage's text after "name:": the leading fields (joined by ':' again, so a path or
 // a URI keeps its colons) and the trailing `key=value` fields, which go into st.params.
-std::string split_hosted(StageSpec& st, std::string_view text, const std::string& where, bool index_keys) {
+std::string split_hosted(StageSpec& st, std::string_view text, const std::string& where, Keys keys) {
   const auto body = text.substr(text.find(':') == std::string_view::npos ? text.size() : text.find(':') + 1);
   auto fields = split(body, ':');
   std::size_t first_param = fields.size();
-  while (first_param > 1 && is_param_field(trim(fields[first_param - 1]), index_keys)) --first_param;
+  while (first_param > 1 && is_param_field(trim(fields[first_param - 1]), keys)) --first_param;
   std::string head;
   for (std::size_t i = 0; i < first_param; ++i) head += (i ? ":" : "") + std::string(fields[i]);
   for (std::size_t i = first_param; i < fields.size(); ++i) {
@@ -297,7 +313,7 @@ std::string split_hosted(StageSpec& st, std::string_view text, const std::string
 // ladspa:[LIBRARY:]LABEL[:port=value...]: the last leading field is the label.
 void parse_plugin_stage(StageSpec& st, std::string_view text, const std::string& where) {
   const bool ladspa = st.kind == StageKind::ladspa;
-  const std::string head = split_hosted(st, text, where, ladspa);
+  const std::string head = split_hosted(st, text, where, ladspa ? Keys::index : Keys::ident);
   const char* usage = ladspa ? "ladspa:[<library.so>:]<label>[:<port>=<value>...]"
                              : "lv2:<plugin URI or the end of one>[:<symbol>=<value>...]";
   if (head.empty()) throw InputError(fmt::format("{}: missing plugin (usage: {})", where, usage));
@@ -317,9 +333,19 @@ void parse_plugin_stage(StageSpec& st, std::string_view text, const std::string&
 // that read `identifier=value` (no '/' in the value); everything before them is the path,
 // ':' included.
 void parse_so_stage(StageSpec& st, std::string_view text, const std::string& where) {
-  const std::string path = split_hosted(st, text, where, false);
+  const std::string path = split_hosted(st, text, where, Keys::ident);
   if (path.empty())
     throw InputError(fmt::format("{}: missing library (usage: so:<library.so>[:key=value...])", where));
+  st.path = path;
+}
+
+// faust:PROGRAM.dsp[:control=value...][:opts=...]: as so:, the keys being the program's
+// control labels or paths (with '/'), and `opts`/`backend` (hosted_faust.hpp).
+void parse_faust_stage(StageSpec& st, std::string_view text, const std::string& where) {
+  const std::string path = split_hosted(st, text, where, Keys::faust);
+  if (path.empty())
+    throw InputError(fmt::format(
+        "{}: missing program (usage: faust:<program.dsp>[:<control>=<value>...][:opts=<compiler options>])", where));
   st.path = path;
 }
 
@@ -353,6 +379,10 @@ StageSpec parse_stage(std::string_view raw, std::size_t index) {
 
   if (st.kind == StageKind::so) {
     parse_so_stage(st, text, where);
+    return st;
+  }
+  if (st.kind == StageKind::faust) {
+    parse_faust_stage(st, text, where);
     return st;
   }
   if (st.kind == StageKind::lv2 || st.kind == StageKind::ladspa) {
@@ -459,7 +489,8 @@ StageSpec parse_stage(std::string_view raw, std::size_t index) {
     case StageKind::sos:
     case StageKind::so:
     case StageKind::lv2:
-    case StageKind::ladspa: break;
+    case StageKind::ladspa:
+    case StageKind::faust: break;
   }
   return st;
 }

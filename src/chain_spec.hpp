@@ -22,6 +22,7 @@ enum class StageKind {
   so,                                               // so:<library>[:key=value...]: the user's own code, hosted
   lv2,                                              // lv2:<URI or suffix>[:symbol=value...]: an LV2 plugin, hosted
   ladspa,                                           // ladspa:[<library>:]<label>[:port=value...]: a LADSPA plugin, hosted
+  faust,                                            // faust:<program.dsp>[:control=value...][:opts=...]: a Faust program, compiled and hosted
 };
 
 /// The spec name of a stage kind ("lp", "peak", ...).
@@ -34,7 +35,7 @@ std::string stage_kind_names();
 std::string chain_spec_help();
 /// True for stages that are linear filters and can fuse into one SOS cascade.
 bool is_iir(StageKind k);
-/// True for stages whose code chunkscope hosts (so:, lv2:, ladspa:): run on planar floats between cascades.
+/// True for stages whose code chunkscope hosts (so:, lv2:, ladspa:, faust:): run on planar floats between cascades.
 bool is_hosted(StageKind k);
 
 struct StageSpec {
@@ -46,7 +47,7 @@ struct StageSpec {
   double slope = 0;                 // shelf slope S (0: use q)
   double gain_db = 0;               // peak/shelf/gain
   bool has_gain = false;
-  std::string path;                 // sos file, so library, ladspa library ("" : searched); lv2: the plugin id
+  std::string path;                 // sos file, so library, ladspa library ("" : searched), faust program; lv2: the plugin id
   std::string label;                // ladspa: the plugin's label
   std::vector<std::pair<std::string, std::string>> params;  // hosted stages: key=value parameters, in spec order
   std::int64_t time_ns = 0;         // spin/sleep

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "src/errors.hpp"
+#include "src/hosted_faust.hpp"
 #include "src/hosted_ladspa.hpp"
 #include "src/hosted_lv2.hpp"
 #include "src/hosted_so.hpp"
@@ -424,6 +425,7 @@ StageDesign design_stage(const StageSpec& spec, double fs) {
     case StageKind::so: d.hosted = load_so_stage(spec.path, spec.params, where); break;
     case StageKind::lv2: d.hosted = load_lv2_stage(spec.path, spec.params, where); break;
     case StageKind::ladspa: d.hosted = load_ladspa_stage(spec.path, spec.label, spec.params, where); break;
+    case StageKind::faust: d.hosted = load_faust_stage(spec.path, spec.params, where); break;
   }
   for (auto& s : d.sections) {
     for (double c : s)

@@ -62,7 +62,8 @@ std::string stage_text(const StageSpec& s) {
     case StageKind::sleep: return fmt::format("{}:{}ns:every={}", name, s.time_ns, s.every);
     case StageKind::so:
     case StageKind::lv2:
-    case StageKind::ladspa: {
+    case StageKind::ladspa:
+    case StageKind::faust: {
       std::string t = name + ":";
       if (s.kind == StageKind::ladspa)
         t += (s.path.empty() ? "" : s.path + ":") + s.label;
@@ -130,6 +131,14 @@ void check_ranges(const StageSpec& s) {
       for (const auto& [key, value] : s.params) {
         FUZZ_CHECK(!key.empty() && key.find_first_of(":=/| \t") == std::string::npos);
         FUZZ_CHECK(value.find_first_of(":/|") == std::string::npos);
+      }
+      break;
+    case StageKind::faust:  // keys may be control paths; the compiler options may name folders
+      FUZZ_CHECK(!s.path.empty());
+      FUZZ_CHECK(s.path.find('|') == std::string::npos);
+      for (const auto& [key, value] : s.params) {
+        FUZZ_CHECK(!key.empty() && key.find_first_of(":=| \t") == std::string::npos);
+        FUZZ_CHECK(value.find_first_of(key == "opts" ? ":|" : ":/|") == std::string::npos);
       }
       break;
   }
