@@ -29,6 +29,8 @@ packages=(
   libconcurrentqueue-dev libreaderwriterqueue-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libcivetweb-dev
   liblilv-dev ladspa-sdk
+  # libfaust's C headers: the build hosts faust: stages (the library is opened at run time)
+  faust-common
 )
 # and what the tests and the rest of the build need (make test)
 if [ "$demo" -eq 0 ]; then
@@ -37,6 +39,9 @@ if [ "$demo" -eq 0 ]; then
     jackd2 chromium time stress-ng prometheus
     # plugins the lv2:/ladspa: tests run, and lv2apply to check chunkscope's output against
     lilv-utils swh-lv2 x42-plugins caps mda-lv2
+    # libfaust (LLVM and interpreter backends) that faust: stages load, and the faust command
+    # that compiles the equality test's program to C++
+    libfaust2 faust
   )
 fi
 # clang and its runtime libraries, libFuzzer among them (the distribution's default version)
