@@ -581,7 +581,11 @@ bool faust_available() noexcept { return true; }
 std::shared_ptr<const HostedFactory> load_faust_stage(const std::string& path, const Params& params,
                                                       const std::string& where) {
   check_file(path, where);
-  const Fields f = split_fields(params, where);
+  Fields f = split_fields(params, where);
+  // the program's own folder is searched for what it imports, as the faust command does
+  std::error_code ec;
+  f.opts.push_back("-I");
+  f.opts.push_back(fs::absolute(path, ec).parent_path().string());
   auto p = std::make_shared<FaustProgram>();
   p->label = "faust:" + fs::path(path).filename().string();
   p->api = &libfaust(where);
