@@ -380,18 +380,29 @@ struct Fields {
   Params controls;
 };
 
+// Why chunkscope refuses the compiler option `o`, or nullptr.
+const char* refused_option(const std::string& o) {
+  static constexpr const char* kFloats = "chunkscope passes the program float buffers (-single, the default)";
+  static constexpr const char* kThreads = "its code runs worker threads beside the real-time one";
+  static constexpr const char* kMath = "its math functions would have to be linked into chunkscope";
+  static const std::pair<const char*, const char*> kRefused[] = {
+      {"-double", kFloats}, {"--double-precision-floats", kFloats}, {"-quad", kFloats},
+      {"--quad-precision-floats", kFloats}, {"-fx", kFloats}, {"--fixed-point", kFloats},
+      {"-sch", kThreads}, {"--scheduler", kThreads}, {"-omp", kThreads}, {"--openmp", kThreads},
+      {"-fm", kMath}, {"--fast-math", kMath}};
+  for (const auto& [name, why] : kRefused)
+    if (o == name) return why;
+  return nullptr;
+}
+
 Fields split_fields(const Params& params, const std::string& where) {
-  static const char* const kRefused[] = {"-double", "--double-precision-floats", "-quad", "--quad-precision-floats",
-                                         "-fx",     "--fixed-point"};
   Fields f;
   for (const auto& [key, value] : params) {
     if (key == "opts") {
       std::istringstream words(value);
       for (std::string w; words >> w;) {
-        if (std::find(std::begin(kRefused), std::end(kRefused), w) != std::end(kRefused))
-          throw InputError(fmt::format("{}: opts: {} is refused: chunkscope passes the program float buffers "
-                                       "(-single, the default)",
-                                       where, one_line(w)));
+        if (const char* why = refused_option(w))
+          throw InputError(fmt::format("{}: opts: {} is refused: {}", where, one_line(w), why));
         f.opts.push_back(w);
       }
     } else if (key == "backend") {

@@ -21,7 +21,8 @@
 //                      '*', ',', '?', '[', ']', '{', '}', '(' and ')' written '_'), or the
 //                      end of exactly one path at a '/'
 //   opts=<options>     compiler options separated by spaces ("-vec -vs 32"); -double, -quad
-//                      and -fx (and their long forms) are refused: the host passes floats.
+//                      and -fx (and their long forms) are refused: the host passes floats;
+//                      so are -sch and -omp (worker threads) and -fm (host math functions).
 //                      The program's folder is searched for imports after the -I folders given
 //   backend=llvm|interp  only that backend; by default LLVM, and the interpreter when LLVM
 //                      cannot compile the program (the step's label then ends "(interpreter)")

@@ -200,6 +200,8 @@ TEST_CASE("faust: each bad input is one line naming the stage, exit 2, nothing w
       {comp + ":ratio=4x", "control 'ratio' (/compressor/comp/ratio): '4x' is not a number"},
       {comp + ":opts=-vec -double", "opts: -double is refused: chunkscope passes the program float buffers"},
       {comp + ":opts=-fx", "opts: -fx is refused"},
+      {comp + ":opts=-vec -sch", "opts: -sch is refused: its code runs worker threads beside the real-time one"},
+      {comp + ":opts=-fm def", "opts: -fm is refused"},
       {comp + ":backend=gpu", "backend=gpu: give llvm or interp"},
       {"faust:" + program("mixdown.dsp"), "faust:mixdown.dsp: has 2 inputs and 1 output; the chunk has 2 channels"},
   };
