@@ -184,6 +184,7 @@ struct UiCollector {
   std::vector<std::string> groups;
   std::vector<Control> controls;
   std::vector<float*> zones;
+  std::string soundfile;  // the label of the first soundfile the program asks for
 
   void add(const char* label, float* zone, float init, float lo, float hi, bool output) {
     Control c;
@@ -216,7 +217,10 @@ struct UiCollector {
     const HostCode ours;
     of(ui).add(label, zone, lo, lo, hi, true);
   }
-  static void sound(void*, const char*, const char*, Soundfile**) {}
+  static void sound(void* ui, const char* label, const char*, Soundfile**) {
+    const HostCode ours;
+    if (of(ui).soundfile.empty()) of(ui).soundfile = label && *label ? label : "?";
+  }
   static void declare(void*, float*, const char*, const char*) {}
 
   UIGlue glue() {
@@ -509,6 +513,9 @@ void describe(const std::shared_ptr<FaustProgram>& p, const std::string& where) 
   if (!probe.make(error)) throw InputError(fmt::format("{}: {}", where, error));
   UiCollector ui;
   probe.describe(p->inputs, p->outputs, ui);
+  if (!ui.soundfile.empty())
+    throw InputError(fmt::format("{}: the program reads a soundfile ('{}'), which chunkscope does not load for it", where,
+                                 one_line(ui.soundfile)));
   p->controls = std::move(ui.controls);
   for (int k = 0; k < p->outputs; ++k) p->model.audio_out.push_back(static_cast<std::size_t>(k));
 }

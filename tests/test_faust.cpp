@@ -204,6 +204,7 @@ TEST_CASE("faust: each bad input is one line naming the stage, exit 2, nothing w
       {comp + ":opts=-fm def", "opts: -fm is refused"},
       {comp + ":backend=gpu", "backend=gpu: give llvm or interp"},
       {"faust:" + program("mixdown.dsp"), "faust:mixdown.dsp: has 2 inputs and 1 output; the chunk has 2 channels"},
+      {"faust:" + program("soundfile.dsp"), "the program reads a soundfile ('loop'), which chunkscope does not load"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.stage);
