@@ -17,6 +17,7 @@
 #include "src/chain_spec.hpp"
 #include "src/errors.hpp"
 #include "src/hosted_faust.hpp"
+#include "src/plan.hpp"
 #include "tests/test_util.hpp"
 
 using namespace chunkscope;
@@ -230,6 +231,31 @@ TEST_CASE("faust: each bad input is one line naming the stage, exit 2, nothing w
   CHECK(r.err.find("libfaust could not be loaded (install libfaust2)") != std::string::npos);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   CHECK_FALSE(fs::exists(td.file("r.json")));
+}
+
+TEST_CASE("faust: how a stage was compiled is kept apart from its step: the backend and the compile time") {
+  NEED_FAUST();
+  const Plan plan = plan_chain("hp:80 | faust:" + program("gain.dsp") + " | faust:" + program("gain.dsp") +
+                                   ":backend=interp | lp:1k",
+                               48000);
+  std::vector<const HostedFactory*> hosted;
+  for (const auto& s : plan.steps)
+    if (s.kind == PlanStep::Kind::hosted) hosted.push_back(s.hosted.get());
+  REQUIRE(hosted.size() == 2);
+  const auto llvm = faust_build_of(*hosted[0]), interp = faust_build_of(*hosted[1]);
+  REQUIRE(llvm.has_value());
+  REQUIRE(interp.has_value());
+  CHECK(llvm->backend == "LLVM");
+  CHECK(interp->backend == "interpreter");
+  CHECK(llvm->compile_ns > 0);
+  CHECK(llvm->llvm_failure.empty());
+  CHECK(hosted[1]->label() == "faust:gain.dsp (interpreter)");
+  CHECK(faust_build_note(*hosted[0]).find("'s LLVM backend in ") != std::string::npos);
+  CHECK(faust_build_note(*hosted[1]).find("'s interpreter backend in ") != std::string::npos);
+  // not a faust: stage
+  const Plan so = plan_chain(std::string("so:") + CHUNKSCOPE_CLEAN_STAGE, 48000);
+  CHECK_FALSE(faust_build_of(*so.steps.at(0).hosted).has_value());
+  CHECK(faust_build_note(*so.steps.at(0).hosted).empty());
 }
 
 TEST_CASE("faust: compare runs two compile options of one program as variants and reports both") {
