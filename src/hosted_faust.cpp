@@ -99,6 +99,29 @@ std::string find_symbols(void* h, Api& a) {
   return missing;
 }
 
+constexpr const char* kLibfaust = "libfaust.so.2";
+
+// Opens `soname` and finds the functions a faust: stage needs: "" and `out` filled, or why not
+// (one line).
+std::string open_libfaust(const std::string& soname, Api& out) {
+  void* h = nullptr;
+  {
+    const HostedPhase in("loading", "libfaust");  // LLVM's constructors run here
+    h = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
+  if (!h) {
+    const char* e = dlerror();
+    return fmt::format("libfaust could not be loaded (install libfaust2): {}", one_line(e ? e : soname + ": dlopen failed"));
+  }
+  if (const std::string missing = find_symbols(h, out); !missing.empty()) {
+    dlclose(h);
+    return fmt::format("libfaust could not be loaded (install libfaust2): {} has no {}() (not libfaust 2 with its LLVM "
+                       "and interpreter backends)",
+                       one_line(soname), missing);
+  }
+  return "";
+}
+
 // libfaust, opened on the first call and kept for the life of the process (LLVM is not made
 // to be unloaded). Throws InputError naming `where` when it cannot be opened or lacks a function.
 const Api& libfaust(const std::string& where) {
@@ -107,25 +130,9 @@ const Api& libfaust(const std::string& where) {
   static bool loaded = false;
   const std::lock_guard lock(m);
   if (loaded) return api;
-  const char* env = std::getenv("CHUNKSCOPE_LIBFAUST");
-  const std::string name = env && *env ? env : "libfaust.so.2";
-  void* h = nullptr;
-  {
-    const HostedPhase in("loading", "libfaust");  // LLVM's constructors run here
-    h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  }
-  if (!h) {
-    const char* e = dlerror();
-    throw InputError(fmt::format("{}: libfaust could not be loaded (install libfaust2): {}", where,
-                                 one_line(e ? e : name + ": dlopen failed")));
-  }
   Api found{};
-  if (const std::string missing = find_symbols(h, found); !missing.empty()) {
-    dlclose(h);
-    throw InputError(fmt::format("{}: libfaust could not be loaded (install libfaust2): {} has no {}() (not libfaust "
-                                 "2 with its LLVM and interpreter backends)",
-                                 where, one_line(name), missing));
-  }
+  if (const std::string why = open_libfaust(kLibfaust, found); !why.empty())
+    throw InputError(fmt::format("{}: {}", where, why));
   api = found;
   loaded = true;
   return api;
@@ -596,6 +603,11 @@ void check_file(const std::string& path, const std::string& where) {
 
 bool faust_available() noexcept { return true; }
 
+std::string faust_library_problem(const std::string& soname) {
+  Api api{};
+  return open_libfaust(soname, api);
+}
+
 std::shared_ptr<const HostedFactory> load_faust_stage(const std::string& path, const Params& params,
                                                       const std::string& where) {
   check_file(path, where);
@@ -648,6 +660,8 @@ std::shared_ptr<const HostedFactory> load_faust_stage(const std::string&,
 }
 
 std::optional<FaustBuild> faust_build_of(const HostedFactory&) { return std::nullopt; }
+
+std::string faust_library_problem(const std::string&) { return kNoFaust; }
 
 std::string faust_build_note(const HostedFactory&) { return ""; }
 

@@ -42,8 +42,7 @@ namespace chunkscope {
 /// Whether this build hosts Faust programs (built with libfaust's headers). [no-alloc, no-block]
 bool faust_available() noexcept;
 
-/// Loads libfaust (once per process; the library named by $CHUNKSCOPE_LIBFAUST, default
-/// libfaust.so.2), compiles the program at `path` with `params`' options, checks its controls
+/// Loads libfaust (libfaust.so.2, once per process), compiles the program at `path` with `params`' options, checks its controls
 /// against the other params and returns the factory that makes its processors, labelled
 /// "faust:" + the file's name. Throws InputError naming `where`: no such file, libfaust not
 /// loadable, a refused option, the compiler's error (one line: its file and line, the
@@ -52,6 +51,11 @@ bool faust_available() noexcept;
 std::shared_ptr<const HostedFactory> load_faust_stage(const std::string& path,
                                                       const std::vector<std::pair<std::string, std::string>>& params,
                                                       const std::string& where);
+
+/// Why the library `soname` cannot serve as libfaust (one line, as a faust: stage is refused
+/// with), or "" when it can: it opens, and has the functions of both backends. The loader runs
+/// this on libfaust.so.2; tests run it on a library that is not there. [allocates, blocks]
+std::string faust_library_problem(const std::string& soname);
 
 /// How a faust: stage was compiled: the backend ("LLVM" or "interpreter"), the time the
 /// compile took, and, when the interpreter ran because LLVM could not compile the program,
