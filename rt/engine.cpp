@@ -605,6 +605,12 @@ bool Engine::gave_up_on_hosted_call() const noexcept {
   return impl_ && impl_->gave_up.load(std::memory_order_acquire);
 }
 
+bool Engine::watching_hosted_call() const noexcept {
+  if (!impl_ || !impl_->backend || cfg_.step_timeout_ns <= 0) return false;
+  const HostedWatch* w = impl_->backend->hosted_watch();
+  return w && w->since.load(std::memory_order_acquire) > 0;
+}
+
 bool Engine::attach_callback_record() noexcept {
   auto& m = *impl_;
   if (m.callback_attached) return true;

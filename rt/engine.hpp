@@ -137,6 +137,10 @@ class Engine {
   /// a supervising thread while run() is under way: the device stream must then be left as it
   /// is (a callback inside the call cannot be waited for). [no-alloc, no-block]
   bool gave_up_on_hosted_call() const noexcept;
+  /// Whether a hosted call is under way now and the run watches it (a step timeout is set):
+  /// a device that stops calling back meanwhile is waiting for that call, which the watch
+  /// will give up on, not stalled on its own. [no-alloc, no-block]
+  bool watching_hosted_call() const noexcept;
 
   /// Allocates the pool, queues and trace. `backend` must already be prepared for
   /// cfg.spec. Returns invalid_argument for an impossible configuration. [allocates, no-block]

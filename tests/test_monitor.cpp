@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 #include "src/metrics/server.hpp"
 #include "tests/jack_server.hpp"
@@ -146,6 +147,42 @@ TEST_CASE("monitor --inline: the device callback's thread keeps its context-swit
   CHECK(j["off_cpu"]["source"]["preempted"]["count"].get<double>() > 0);
   CHECK(j["off_cpu"]["process"]["blocked"]["count"].get<double>() > 0);
   CHECK(j["process_split"]["on_cpu"]["count"].get<double>() > 0);
+}
+
+TEST_CASE("monitor --inline: a stack overflow in the device callback's hosted step is one line, exit 4, nothing left") {
+  NEED_JACK();
+  JackServer jack;
+  REQUIRE(jack.ready());
+  testutil::TempDir td;
+  const auto r = run_cli({"monitor", "--inline", "--duration", "10s", "--chain",
+                          std::string("so:") + CHUNKSCOPE_BAD_STAGE + ":overflow_at=50", "--json", td.file("m.json"), "--quiet"});
+  CHECK(r.rc == 4);
+  CHECK(r.err.find("step 1, so:libbad_stage.so, crashed with SIGSEGV (invalid memory access) while processing chunk 50") !=
+        std::string::npos);
+  CHECK_FALSE(std::ifstream(td.file("m.json")).good());
+}
+
+TEST_CASE("monitor: a hosted call that never returns ends the run after --step-timeout, inline or not, with the report of the chunks before it") {
+  NEED_JACK();
+  JackServer jack;
+  REQUIRE(jack.ready());
+  for (const bool inline_process : {false, true}) {
+    CAPTURE(inline_process);
+    testutil::TempDir td;
+    std::vector<std::string> args = {"monitor", "--duration", "20s", "--step-timeout", "1s", "--chain",
+                                     std::string("so:") + CHUNKSCOPE_BAD_STAGE + ":hang_at=50", "--json", td.file("m.json"),
+                                     "--quiet"};
+    if (inline_process) args.insert(args.begin() + 1, "--inline");
+    const auto r = run_cli(args);
+    CHECK(r.rc == 4);
+    CHECK(r.err.find("step 1, so:libbad_stage.so, had not returned from process() after ") != std::string::npos);
+    CHECK(r.err.find("while processing chunk 50 (--step-timeout 1s); the report of the chunks before it was written") !=
+          std::string::npos);
+    const auto j = testutil::load_json(td.file("m.json"));
+    CHECK(j["state"] == "incomplete");
+    CHECK(j["stuck"]["chunk"] == 50);
+    CHECK(j["counts"]["emitted"].get<int>() <= 50);
+  }
 }
 
 TEST_CASE("input-only monitor: no output device, budget D - margin") {

@@ -135,7 +135,11 @@ std::string supervise(const DeviceStream& stream, StreamSession& session, const 
     if (duration_ns > 0 && t - t0 >= duration_ns) return "";
     const std::int64_t last = stream.last_callback_ns();
     const bool stalled = (last == 0 ? t - t0 : t - last) > stall_ns + (last == 0 ? 1'500'000'000 : 0);
-    if (!stream.active() || stalled)
+    // a callback inside a hosted call that does not return (the server may drop a client whose
+    // callback overruns) is the step's, which the engine's watch ends the run for
+    // (--step-timeout): not a device that stopped
+    const bool on_step = session.engine().watching_hosted_call();
+    if (!on_step && (!stream.active() || stalled))
       return fmt::format("audio device '{}' ({}) stopped after {:.2f} s ({} callbacks): {}", dev.input.name,
                          dev.input.host_api, (t - t0) / 1e9, stream.callbacks(),
                          stream.active() ? "no callback for " + fmt_time(double(t - last)) : "the stream ended");

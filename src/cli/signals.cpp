@@ -43,10 +43,14 @@ std::size_t g_pid_len = 0;
 char g_folders[kMaxGuardedFolders][PATH_MAX];
 std::atomic<int> g_folder_count{0};
 
+// stderr as the process got it, kept apart: monitor silences fd 2 while the device streams
+// (the audio library's own diagnostics), and a line that ends the process must still be seen
+int g_stderr_fd = 2;
+
 void write_stderr(const char* s) noexcept {
   std::size_t n = std::strlen(s);
   while (n > 0) {
-    const ssize_t w = ::write(2, s, n);
+    const ssize_t w = ::write(g_stderr_fd, s, n);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) return;
     s += w;
@@ -273,6 +277,7 @@ void install_fault_handlers() {
 void install_once() {
   static const bool installed = [] {
     install_fault_handlers();
+    if (const int fd = fcntl(2, F_DUPFD_CLOEXEC, 3); fd >= 0) g_stderr_fd = fd;
     g_pid = ::getpid();
     g_main_tid = static_cast<pid_t>(syscall(SYS_gettid));
     const std::string pid = std::to_string(g_pid);
