@@ -4,6 +4,7 @@
 // compare variants, and libfaust mapped only by a run that has a faust: stage. A build
 // without Faust, or a machine without libfaust, says it skipped.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 
@@ -252,6 +253,18 @@ TEST_CASE("faust: how a stage was compiled is kept apart from its step: the back
   const Plan so = plan_chain(std::string("so:") + CHUNKSCOPE_CLEAN_STAGE, 48000);
   CHECK_FALSE(faust_build_of(*so.steps.at(0).hosted).has_value());
   CHECK(faust_build_note(*so.steps.at(0).hosted).empty());
+  // the chain command shows it under the step, and its JSON carries it
+  const auto text = testutil::run_cli({"chain", "hp:80 | faust:" + program("gain.dsp") + ":backend=interp"});
+  REQUIRE_MESSAGE(text.rc == 0, text.err);
+  CHECK(text.out.find("hosted faust:gain.dsp (interpreter) on planar floats (stage 2)\n     compiled by libfaust ") !=
+        std::string::npos);
+  const auto j = testutil::run_cli({"chain", "faust:" + program("gain.dsp"), "--json"});
+  REQUIRE_MESSAGE(j.rc == 0, j.err);
+  const auto doc = nlohmann::json::parse(j.out);
+  const auto& compile = doc.at("steps").at(0).at("compile");
+  CHECK(compile.at("backend") == "LLVM");
+  CHECK(compile.at("ns").get<std::int64_t>() > 0);
+  CHECK(compile.at("llvm_failure") == "");
 }
 
 TEST_CASE("faust: compare runs two compile options of one program as variants and reports both") {

@@ -12,6 +12,7 @@
 #include "src/plan.hpp"
 #include "rt/backend.hpp"
 #include "rt/hosted.hpp"
+#include "src/hosted_faust.hpp"
 
 namespace chunkscope {
 
@@ -99,6 +100,8 @@ int run_chain(const ChainOptions& o) {
       json e{{"kind", step_kind(s.kind)}, {"stages", idx}, {"sections", sos_json(s.sections)}};
       if (s.kind == PlanStep::Kind::hosted) {
         e["label"] = s.label(plan.stages);
+        if (const auto b = s.hosted ? faust_build_of(*s.hosted) : std::nullopt)  // a faust: stage's compile, apart
+          e["compile"] = {{"backend", b->backend}, {"ns", b->compile_ns}, {"llvm_failure", b->llvm_failure}};
       } else if (s.kind != PlanStep::Kind::cascade) {
         e["time_ns"] = s.time_ns;
         e["every"] = s.every;
@@ -132,8 +135,11 @@ int run_chain(const ChainOptions& o) {
     for (auto k : s.stages) idx += (idx.empty() ? "" : ",") + std::to_string(k + 1);
     if (s.kind == PlanStep::Kind::cascade)
       fmt::print("  {}. cascade of {} sections (stages {})\n", i + 1, s.sections.size(), idx);
-    else if (s.kind == PlanStep::Kind::hosted)
+    else if (s.kind == PlanStep::Kind::hosted) {
       fmt::print("  {}. hosted {} on planar floats (stage {})\n", i + 1, s.label(plan.stages), idx);
+      if (const std::string note = s.hosted ? faust_build_note(*s.hosted) : ""; !note.empty())
+        fmt::print("     {}\n", note);
+    }
     else
       fmt::print("  {}. {} {} ns every {} chunk(s) (stage {})\n", i + 1, step_kind(s.kind), s.time_ns, s.every, idx);
   }
