@@ -255,6 +255,7 @@ TEST_CASE("a thread's alternate signal stack is mapped, not allocated, and askin
   const Engine e;
   const long n1 = g_news.load();
   CHECK_FALSE(e.gave_up_on_hosted_call());
+  CHECK_FALSE(e.watching_hosted_call());  // not prepared: no backend, no watch
   CHECK(g_news.load() - n1 == 0);
 }
 
