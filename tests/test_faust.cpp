@@ -48,16 +48,6 @@ std::string faust_missing() {
     }                                                                                \
   } while (0)
 
-// The bundled mix as a float WAV, so that an output file keeps every bit.
-std::vector<float> float_copy_of_mix(const std::string& path) {
-  int ch = 0, rate = 0;
-  const std::vector<double> d = testutil::read_all(mix(), &ch, &rate);
-  REQUIRE(ch == 2);
-  std::vector<float> f(d.begin(), d.end());
-  testutil::write_wav(path, f, ch, rate);
-  return f;
-}
-
 // `chain` run over `in` into the float WAV `out` as fast as it goes.
 void run_to(const std::string& in, const std::string& chain, const std::string& out) {
   const auto r = testutil::run_cli({"replay", in, "--speed", "max", "-c", chain, "-o", out, "--output-format", "float", "-q"});
@@ -107,7 +97,7 @@ TEST_CASE("faust: output equals the program compiled to C++ by the faust command
   return;
 #else
   testutil::TempDir td;
-  const std::vector<float> in = float_copy_of_mix(td.file("in.wav"));
+  const std::vector<float> in = testutil::float_stereo_copy(mix(), td.file("in.wav"));
   const std::string controls = ":ratio=6:threshold=-30:gain=4";
   run_to(td.file("in.wav"), std::string("so:") + CHUNKSCOPE_FAUST_STAGE + controls, td.file("cpp.wav"));
   run_to(td.file("in.wav"), "faust:" + program("compressor.dsp") + controls + ":backend=interp", td.file("interp.wav"));
@@ -142,7 +132,7 @@ TEST_CASE("faust: output equals the program compiled to C++ by the faust command
 TEST_CASE("faust: controls set by label and by path change the output as the program says") {
   NEED_FAUST();
   testutil::TempDir td;
-  const std::vector<float> in = float_copy_of_mix(td.file("in.wav"));
+  const std::vector<float> in = testutil::float_stereo_copy(mix(), td.file("in.wav"));
   const std::string gain = "faust:" + program("gain.dsp");
   run_to(td.file("in.wav"), gain, td.file("unity.wav"));
   run_to(td.file("in.wav"), gain + ":level=0.5", td.file("half.wav"));

@@ -42,16 +42,6 @@ const std::string kClean = CHUNKSCOPE_CLEAN_STAGE;
 
 std::string mix() { return testutil::source_dir() + "/audio/mix_stereo_48k.flac"; }
 
-// The bundled mix as a float WAV, so that an output file keeps every bit.
-std::vector<float> float_copy_of_mix(const std::string& path) {
-  int ch = 0, rate = 0;
-  const std::vector<double> d = testutil::read_all(mix(), &ch, &rate);
-  REQUIRE(ch == 2);
-  std::vector<float> f(d.begin(), d.end());
-  testutil::write_wav(path, f, ch, rate);
-  return f;
-}
-
 // `chain` run by a scalar CPU backend over `x` (interleaved stereo) in chunks of 256.
 void run_chain(const std::string& chain, std::vector<float>& x) {
   const Plan plan = plan_chain(chain, 48000);
@@ -135,7 +125,7 @@ TEST_CASE("hosted: so: takes the trailing identifier=value fields as parameters,
 
 TEST_CASE("hosted: a chain with the compressor replays the bundled file, its output equals the stage applied alone, bit for bit") {
   testutil::TempDir td;
-  std::vector<float> ref = float_copy_of_mix(td.file("in.wav"));
+  std::vector<float> ref = testutil::float_stereo_copy(mix(), td.file("in.wav"));
   const std::string chain = fmt::format("hp:80:4 | so:{}:ratio=4 | lp:12k:8", CHUNKSCOPE_COMPRESSOR_STAGE);
   const auto r = testutil::run_cli({"replay", td.file("in.wav"), "--speed", "max", "--isa", "scalar", "-c", chain, "-o",
                                     td.file("out.wav"), "--json", td.file("r.json"), "-q"});

@@ -240,6 +240,15 @@ std::vector<double> read_all(const std::string& path, int* channels, int* rate) 
   return v;
 }
 
+std::vector<float> float_stereo_copy(const std::string& source, const std::string& path) {
+  int ch = 0, rate = 0;
+  const std::vector<double> d = read_all(source, &ch, &rate);
+  REQUIRE(ch == 2);
+  std::vector<float> f(d.begin(), d.end());
+  write_wav(path, f, ch, rate);
+  return f;
+}
+
 // The binaries can be moved together (a prebuilt set carried to a GPU machine, see
 // tests/gpu/check.sh): the paths compiled in are tried first, then the layout of a build
 // folder around this test program and the working folder.

@@ -54,6 +54,9 @@ void write_wav(const std::string& path, const std::vector<float>& interleaved, i
                bool pcm16 = false);
 /// Reads a whole file as interleaved doubles.
 std::vector<double> read_all(const std::string& path, int* channels = nullptr, int* rate = nullptr);
+/// The stereo file `source` written again as a float WAV at `path` (so that an output file of
+/// a run on it keeps every bit), and its samples, interleaved.
+std::vector<float> float_stereo_copy(const std::string& source, const std::string& path);
 
 /// The repository root (where audio/ is) and the chunkscope binary under test.
 std::string source_dir();
