@@ -465,12 +465,20 @@ void check_clean_beside_competitor(const std::string& chain, const std::string& 
     MESSAGE("skipped: the kernel refuses perf events here");
     return;
   }
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // a sanitizer build adds its own checks and page faults (its shadow memory) to the chain's
+  // processing: there a late chunk can be the chain's own doing, so that none is is checked
+  // in the optimised build only (CI once saw 2 such misses of 1,900 under ASan)
+  MESSAGE("sanitizer build: the chain's misses are not judged here ("
+          << j.at("counts").at("miss_owner").at("chain").dump() << " owned by the chain)");
+#else
   CHECK(j.at("counts").at("miss_owner").at("chain") == 0);
   for (const auto& s : j.at("steps").at("list")) CHECK(s.at("misses") == 0);
   for (const auto& m : j.at("counts").at("miss_list")) CHECK(m.at("owner") != "chain");
   // the timing verdict names no step as having taken the budget (the audit's words, if
   // any, are another matter)
   CHECK(j.at("verdict").at("text").get<std::string>().find(", took ") == std::string::npos);
+#endif
   // the record's split is there: preempted time shown per thread and per chunk
   bool processor = false;
   for (const auto& t : j.at("platform").at("threads"))
