@@ -275,17 +275,9 @@ bool CpuBackend::run_hosted(const Step& st, int slot, T* data, const AudioView& 
   HostedProcessor& proc = *hosted_[st.hosted];
   const int channels = spec_.channels;
   to_planar(data, io.frames, channels, planar_ptrs_.data());
-  const char* label = factories_[st.hosted]->label().c_str();
-  const int step = static_cast<int>(&st - steps_.data()) + 1;
-  // the step and chunk for a fault handler; the host marks the foreign call itself
-  HostedWhere& where = hosted_where();
-  where.chunk.store(io.seq, std::memory_order_relaxed);
-  where.label.store(label, std::memory_order_relaxed);
-  where.step.store(step, std::memory_order_relaxed);
-  watch_.step.store(step, std::memory_order_relaxed);
-  watch_.label.store(label, std::memory_order_relaxed);
-  watch_.call.store("process", std::memory_order_relaxed);
-  watch_.chunk.store(io.seq, std::memory_order_relaxed);
+  // the step and chunk for a fault handler and the watchdog; the host marks the foreign call
+  // itself, and the call's start is published where it is timed
+  name_call(st.hosted, static_cast<int>(&st - steps_.data()) + 1, "process", io.seq);
   bool ok_call;
   if (audit_on_) {
     ok_call = audited_call(proc, audit_[st.hosted], slot, io, ps);
@@ -300,7 +292,7 @@ bool CpuBackend::run_hosted(const Step& st, int slot, T* data, const AudioView& 
   }
   if (!ok_call) {
     const char* why = proc.last_error();
-    set_failure(label, why && *why ? why : "process() returned an error");
+    set_failure(factories_[st.hosted]->label().c_str(), why && *why ? why : "process() returned an error");
     end_call();
     return false;
   }
@@ -430,7 +422,8 @@ void CpuBackend::reset() noexcept {
   for (std::size_t i = 0; i < steps_.size() && h < hosted_.size(); ++i) {
     if (steps_[i].kind != Step::Kind::hosted) continue;
     const std::size_t k = steps_[i].hosted;
-    begin_call(k, static_cast<int>(i) + 1, "reset", kNoChunk, now_ns());
+    name_call(k, static_cast<int>(i) + 1, "reset", kNoChunk);
+    watch_.since.store(now_ns(), std::memory_order_release);
     hosted_[k]->reset();
     end_call();
     ++h;
@@ -438,8 +431,7 @@ void CpuBackend::reset() noexcept {
   chunk_index_ = 0;
 }
 
-void CpuBackend::begin_call(std::size_t hosted, int step, const char* call, std::uint64_t chunk,
-                            std::int64_t t0) noexcept {
+void CpuBackend::name_call(std::size_t hosted, int step, const char* call, std::uint64_t chunk) noexcept {
   const char* label = factories_[hosted]->label().c_str();
   HostedWhere& where = hosted_where();
   where.chunk.store(chunk, std::memory_order_relaxed);
@@ -449,7 +441,6 @@ void CpuBackend::begin_call(std::size_t hosted, int step, const char* call, std:
   watch_.label.store(label, std::memory_order_relaxed);
   watch_.call.store(call, std::memory_order_relaxed);
   watch_.chunk.store(chunk, std::memory_order_relaxed);
-  watch_.since.store(t0, std::memory_order_release);
 }
 
 void CpuBackend::end_call() noexcept {

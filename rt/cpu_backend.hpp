@@ -106,10 +106,10 @@ class CpuBackend final : public Backend {
   bool run_hosted(const Step& st, int slot, T* data, const AudioView& io, ProcessStats& ps) noexcept;
   /// Makes the hosted steps' processors and their scratch. [allocates, blocks]
   bool prepare_hosted(const ProcessSpec& spec, const ChainLayout& lay);
-  /// Publishes hosted call `call` of planned step `step` (1-based; `hosted`: its processor) as
-  /// under way since `t0`, for the watchdog and the fault handler; end_call() takes it back.
-  /// [no-alloc, no-block]
-  void begin_call(std::size_t hosted, int step, const char* call, std::uint64_t chunk, std::int64_t t0) noexcept;
+  /// Names hosted call `call` of planned step `step` (1-based; `hosted`: its processor) on
+  /// `chunk` for the fault handler and the watchdog; the caller stores the call's start in
+  /// watch_.since where it times it, and end_call() takes both back. [no-alloc, no-block]
+  void name_call(std::size_t hosted, int step, const char* call, std::uint64_t chunk) noexcept;
   void end_call() noexcept;
   /// One hosted call timed and audited: heap calls, voluntary switches, CPU time. Returns
   /// what process() returned. [no-alloc, no-block] as far as the hosted code is.

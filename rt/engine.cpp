@@ -1,7 +1,5 @@
 #include "rt/engine.hpp"
 
-#include "rt/alt_stack.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -51,11 +49,12 @@ struct Engine::Impl {
   bool ck_on = false;            // checksums still being recorded (the processing side's)
   std::size_t bytes_per_frame = 0;
   bool ran = false;
-  std::atomic<bool> gave_up{false};  // set with `abandoned`, for a supervising thread
+  // a thread was left in a hosted call that did not return: this Impl is kept for the
+  // process's life; atomic for a supervising thread
+  std::atomic<bool> gave_up{false};
   // released when the source or the processing is done, so a watching run() wakes at once
   // (a futex wake, no lock) instead of at its next poll
   std::counting_semaphore<(1 << 20)> ended{0};
-  bool abandoned = false;  // a thread was left in a hosted call that did not return: kept for the process's life
   // device mode (push/pull run on the audio callback thread)
   std::uint64_t push_seq = 0;
   std::int64_t push_media = 0;
@@ -479,7 +478,6 @@ struct Engine::Impl {
         st.for_ns = now - since;
         st.timeout_ns = limit;
         result.process_status = Status::stage_stuck;
-        abandoned = true;
         gave_up.store(true, std::memory_order_release);
         stop->store(true, std::memory_order_relaxed);
         processor_done.store(true, std::memory_order_release);
@@ -512,7 +510,7 @@ Engine::Engine() : impl_(std::make_unique<Impl>()) {}
 Engine::~Engine() {
   // a thread still inside a hosted call may return one day and touch the pool, the queues and
   // the result: they outlive the engine, for the life of the process
-  if (impl_ && impl_->abandoned) static_cast<void>(impl_.release());
+  if (impl_ && impl_->gave_up.load()) static_cast<void>(impl_.release());
 }
 
 Status Engine::prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& source, ChunkSink& sink,
@@ -522,7 +520,7 @@ Status Engine::prepare(const EngineConfig& cfg, Backend& backend, ChunkSource& s
       (!cfg.max_speed && !(cfg.speed > 0)))
     return Status::invalid_argument;
   cfg_ = cfg;
-  if (impl_ && impl_->abandoned) static_cast<void>(impl_.release());  // see ~Engine()
+  if (impl_ && impl_->gave_up.load()) static_cast<void>(impl_.release());  // see ~Engine()
   impl_ = std::make_unique<Impl>();
   auto& m = *impl_;
   const std::size_t pool = 2 * static_cast<std::size_t>(cfg.queue_depth) + 2;

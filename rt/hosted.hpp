@@ -108,17 +108,9 @@ class ForeignCall {
 /// Marks the calling thread as inside chunkscope's own code while a foreign call is under way
 /// (a host function a plugin calls: the LV2 worker's schedule, the log, the URID map): a
 /// fault there is the host's, not the plugin's. [no-alloc, no-block]
-class HostCode {
+class HostCode : public ForeignCall {
  public:
-  HostCode() noexcept : prev_(hosted_where().phase.load(std::memory_order_relaxed)) {
-    hosted_where().phase.store(nullptr, std::memory_order_relaxed);
-  }
-  ~HostCode() { hosted_where().phase.store(prev_, std::memory_order_relaxed); }
-  HostCode(const HostCode&) = delete;
-  HostCode& operator=(const HostCode&) = delete;
-
- private:
-  const char* prev_;
+  HostCode() noexcept : ForeignCall(nullptr) {}
 };
 
 /// A hosted call in progress on a backend's processing thread, for a watchdog on another

@@ -36,7 +36,7 @@ EXEMPT = {
     "CpuBackend::run_cascade": ("private; runs each cascade step", "process"),
     "CpuBackend::run_hosted": ("private; runs each hosted (so:) step", "process"),
     "CpuBackend::audited_call": ("private; the timed, audited hosted call", "process"),
-    "CpuBackend::begin_call": ("private; publishes a hosted reset() for the watchdog", "reset"),
+    "CpuBackend::name_call": ("private; names each hosted call for the fault handler and the watchdog", "process"),
     "CpuBackend::scan_output": ("private; scans a hosted step's output", "process"),
     "CpuBackend::set_failure": ("private; notes a failed hosted step (the tests' stage never fails)", "process"),
     # A session is PortAudio initialised: the machine's audio host APIs (ALSA, a JACK client

@@ -233,13 +233,12 @@ int run_monitor(const MonitorOptions& mo, const std::atomic<bool>* stop_flag) {
   // a hosted call that did not return: the stream is left as it is (stopping it waits for a
   // callback that may be inside the call); the process ends once the report is written
   const bool stuck = session.engine().gave_up_on_hosted_call();
-  if (stuck) {
-  } else if (failure.empty()) {
+  if (!stuck && failure.empty()) {
     stream.stop();
     // interrupted: what is still queued is not processed (the device stopped playing), so
     // the run ends within one chunk's processing
     if (interrupted) session.engine().request_stop();
-  } else {
+  } else if (!stuck) {
     // Closing a stream whose server died aborts inside PortAudio, so the stream is left
     // open and its callback thread alive. abandon() disarms the callback and returns only
     // when none is in flight: a server that comes back calls a callback that touches

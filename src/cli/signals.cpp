@@ -259,9 +259,13 @@ extern "C" void on_fault(int sig, siginfo_t* info, void* /*context*/) {
   end_for_hosted("called ", call);
 }
 
-template <class Fn>
-Fn next_definition(const char* name) noexcept {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+// The interposed `fn`(status): from hosted code, the end named; else the C library's own `fn`
+// (`forward`: exit, quick_exit, whose handlers run) or the process's end at once (_exit, _Exit).
+[[noreturn]] void end_process(const char* fn, int status, bool forward) noexcept {
+  if (in_hosted_code()) exit_from_hosted(fn, status);
+  if (forward)
+    if (const auto real = reinterpret_cast<void (*)(int)>(dlsym(RTLD_NEXT, fn))) real(status);
+  exit_group_now(status);
 }
 
 void install_fault_handlers() {
@@ -429,32 +433,9 @@ int remove_temporary_outputs() noexcept {
 // seen (docs/profiler.md, "When hosted code fails").
 extern "C" {
 
-void exit(int status) noexcept {
-  namespace c = chunkscope::cli;
-  if (c::in_hosted_code()) c::exit_from_hosted("exit", status);
-  static const auto real = c::next_definition<void (*)(int)>("exit");
-  if (real) real(status);
-  c::exit_group_now(status);
-}
-
-void quick_exit(int status) noexcept {
-  namespace c = chunkscope::cli;
-  if (c::in_hosted_code()) c::exit_from_hosted("quick_exit", status);
-  static const auto real = c::next_definition<void (*)(int)>("quick_exit");
-  if (real) real(status);
-  c::exit_group_now(status);
-}
-
-void _exit(int status) {
-  namespace c = chunkscope::cli;
-  if (c::in_hosted_code()) c::exit_from_hosted("_exit", status);
-  c::exit_group_now(status);
-}
-
-void _Exit(int status) noexcept {
-  namespace c = chunkscope::cli;
-  if (c::in_hosted_code()) c::exit_from_hosted("_Exit", status);
-  c::exit_group_now(status);
-}
+void exit(int status) noexcept { chunkscope::cli::end_process("exit", status, true); }
+void quick_exit(int status) noexcept { chunkscope::cli::end_process("quick_exit", status, true); }
+void _exit(int status) { chunkscope::cli::end_process("_exit", status, false); }
+void _Exit(int status) noexcept { chunkscope::cli::end_process("_Exit", status, false); }
 
 }  // extern "C"
